@@ -1,0 +1,68 @@
+package io.queuebox.domain;
+
+import io.queuebox.ports.AggregateRef;
+import io.queuebox.ports.ClaimRequest;
+import io.queuebox.ports.Ordering;
+import io.queuebox.ports.ParkingPolicy;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The claim rule, stated once and executable. A row may be claimed when it is pending, due, not under a
+ * live lease, and, with {@link Ordering#PER_AGGREGATE}, every earlier row of its aggregate is sent, or
+ * claimed in the same batch, or parked under {@link ParkingPolicy#CONTINUE_AGGREGATE}.
+ *
+ * <p>The in-memory store applies this function directly; SQL stores express the same rule in SQL and the
+ * store contract checks that they agree.
+ */
+public final class ClaimRule {
+
+    private ClaimRule() {
+    }
+
+    /**
+     * The sequences of the rows a claim takes, in ascending order.
+     *
+     * @param rows    every row the store holds (any order; sent rows may be left out)
+     * @param now     the store's clock
+     * @param request batch size, ordering and parking policy
+     */
+    public static List<Long> select(Collection<RowState> rows, Instant now, ClaimRequest request) {
+        List<RowState> inOrder = new ArrayList<>(rows);
+        inOrder.sort(Comparator.comparingLong(RowState::sequence));
+        boolean ordered = request.ordering() == Ordering.PER_AGGREGATE;
+        boolean parkedHolds = request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE;
+        Set<AggregateRef> blocked = new HashSet<>();
+        List<Long> selected = new ArrayList<>();
+        for (RowState row : inOrder) {
+            if (selected.size() == request.maxRows()) {
+                break;
+            }
+            switch (row.status()) {
+                case SENT -> { }
+                case PARKED -> {
+                    if (ordered && parkedHolds) {
+                        blocked.add(row.aggregate());
+                    }
+                }
+                case PENDING -> {
+                    if (ordered && blocked.contains(row.aggregate())) {
+                        continue;
+                    }
+                    if (row.isClaimableAlone(now)) {
+                        selected.add(row.sequence());
+                    } else if (ordered) {
+                        // An earlier row that is leased elsewhere or not due yet holds back its aggregate.
+                        blocked.add(row.aggregate());
+                    }
+                }
+            }
+        }
+        return selected;
+    }
+}

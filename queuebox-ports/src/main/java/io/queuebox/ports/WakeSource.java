@@ -1,0 +1,29 @@
+package io.queuebox.ports;
+
+/**
+ * Something that says "there may be new work now": a capture connector reading the database log, or
+ * an application hint. A wake-up is only a hint; the engine always finds the work through the store,
+ * so a lost wake-up costs latency, never a message.
+ *
+ * <p>{@link #start} is called once; the source calls the listener from any thread, as often as it
+ * likes (the engine coalesces wake-ups). A source that fails keeps failing on its own: it reports the
+ * fault through {@link #health()} and never throws into the engine.
+ */
+public interface WakeSource extends AutoCloseable {
+
+    /** Starts watching and calls {@code listener} whenever new work may exist. Returns promptly. */
+    void start(WakeListener listener);
+
+    /** The source's state, reported as an advisory component: a down source never stops delivery. */
+    Health health();
+
+    /** Stops watching. Idempotent. After close the listener is not called again. */
+    @Override
+    void close();
+
+    /** Receives wake-ups. Implementations return at once. */
+    @FunctionalInterface
+    interface WakeListener {
+        void wake(WakeReason reason);
+    }
+}
