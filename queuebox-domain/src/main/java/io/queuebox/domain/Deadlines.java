@@ -46,18 +46,22 @@ final class Deadlines {
         }
     }
 
+    /** Forgets every deadline up to {@code at}: a claim that started then covers them. */
+    synchronized void reachedAt(Instant at) {
+        while (!retries.isEmpty() && !retries.peek().isAfter(at)) {
+            retries.poll();
+        }
+        while (!leaseExpiries.isEmpty() && !leaseExpiries.peek().isAfter(at)) {
+            leaseExpiries.poll();
+        }
+    }
+
     private Optional<Duration> untilNext(PriorityQueue<Instant> queue) {
         Instant head = queue.peek();
         if (head == null) {
             return Optional.empty();
         }
-        Instant now = clock.instant();
-        if (!head.isAfter(now)) {
-            while (!queue.isEmpty() && !queue.peek().isAfter(now)) {
-                queue.poll();
-            }
-            return Optional.of(Duration.ZERO);
-        }
-        return Optional.of(Duration.between(now, head));
+        Duration until = Duration.between(clock.instant(), head);
+        return Optional.of(until.isNegative() ? Duration.ZERO : until);
     }
 }

@@ -268,9 +268,9 @@ public final class DeliveryEngine implements AutoCloseable {
         }
     }
 
-    private WakeSchedule.Wake planWake(Duration intervalLeft, Optional<WakeReason> pending, boolean shuttingDown) {
+    private WakeSchedule.Wake planWake(Duration intervalLeft) {
         return WakeSchedule.next(intervalLeft, deadlines.untilNextRetry(), deadlines.untilNextLeaseExpiry(),
-                pending, shuttingDown);
+                Optional.empty(), false);
     }
 
     private void learnDeadlinesLeftByEarlierRuns() {
@@ -287,6 +287,7 @@ public final class DeliveryEngine implements AutoCloseable {
 
     private Cycle deliverOnce() {
         Instant claimStart = clock.instant();
+        deadlines.reachedAt(claimStart);
         ClaimBatch batch;
         try {
             batch = store.claim(claimRequest);
@@ -436,8 +437,7 @@ public final class DeliveryEngine implements AutoCloseable {
             }
             Duration wait = Duration.between(clock.instant(), next);
             renewerSignal.await(seen, wait.isNegative() ? Duration.ZERO : wait,
-                    (left, pending, shuttingDown) -> WakeSchedule.next(left, Optional.empty(), Optional.empty(),
-                            Optional.empty(), shuttingDown));
+                    left -> WakeSchedule.next(left, Optional.empty(), Optional.empty(), Optional.empty(), false));
         }
     }
 

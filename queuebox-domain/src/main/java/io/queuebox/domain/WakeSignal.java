@@ -2,7 +2,6 @@ package io.queuebox.domain;
 
 import io.queuebox.ports.WakeReason;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -21,10 +20,10 @@ final class WakeSignal {
     private long scheduleVersion;
     private boolean shutdown;
 
-    /** Computes the next wake from the interval still left, a pending wake-up and the shutdown flag. */
+    /** Computes the next timer from the interval still left (wake-ups and shutdown are handled here). */
     @FunctionalInterface
     interface Planner {
-        WakeSchedule.Wake plan(Duration intervalLeft, Optional<WakeReason> pendingWake, boolean shuttingDown);
+        WakeSchedule.Wake plan(Duration intervalLeft);
     }
 
     /** Why a wait ended, and the wake-up count the waiter has now seen. */
@@ -92,8 +91,14 @@ final class WakeSignal {
         try {
             long intervalLeft = interval.toNanos();
             while (true) {
-                Optional<WakeReason> pending = wakes != wakesSeen ? Optional.of(lastReason) : Optional.empty();
-                WakeSchedule.Wake wake = planner.plan(Duration.ofNanos(Math.max(0, intervalLeft)), pending, shutdown);
+                // Shutdown and wake-ups end every wait, whatever the planner makes of them.
+                if (shutdown) {
+                    return new Woken(WakeReason.SHUTDOWN, wakes);
+                }
+                if (wakes != wakesSeen) {
+                    return new Woken(lastReason, wakes);
+                }
+                WakeSchedule.Wake wake = planner.plan(Duration.ofNanos(Math.max(0, intervalLeft)));
                 long delay = wake.delay().toNanos();
                 if (delay <= 0) {
                     return new Woken(wake.reason(), wakes);

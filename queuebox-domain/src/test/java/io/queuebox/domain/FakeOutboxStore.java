@@ -64,7 +64,9 @@ final class FakeOutboxStore implements OutboxStore {
     final AtomicInteger timeUntilNextDueCalls = new AtomicInteger();
     final AtomicInteger purgeCalls = new AtomicInteger();
     final AtomicInteger failingClaims = new AtomicInteger();
+    final AtomicInteger fullPurges = new AtomicInteger();
     final List<Integer> claimSizes = new java.util.concurrent.CopyOnWriteArrayList<>();
+    final List<UUID> sentOrder = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     FakeOutboxStore(Clock clock) {
         this.clock = clock;
@@ -76,6 +78,15 @@ final class FakeOutboxStore implements OutboxStore {
             rows.put(event.eventId(), new Row(nextSequence++, event, now));
         }
         return List.of(events);
+    }
+
+    /** Simulates another relay re-claiming the row after this lease expired. */
+    synchronized void stealLease(UUID eventId) {
+        rows.get(eventId).lease = LeaseToken.random();
+    }
+
+    synchronized void dueIn(UUID eventId, Duration delay) {
+        rows.get(eventId).nextAttemptAt = clock.instant().plus(delay);
     }
 
     synchronized Row row(UUID eventId) {
@@ -122,6 +133,7 @@ final class FakeOutboxStore implements OutboxStore {
     public synchronized int markSent(LeaseToken lease, Collection<UUID> eventIds) {
         List<Row> owned = owned(lease, eventIds);
         owned.forEach(r -> {
+            sentOrder.add(r.event.eventId());
             r.status = RowStatus.SENT;
             clearLease(r);
         });
@@ -190,7 +202,7 @@ final class FakeOutboxStore implements OutboxStore {
     @Override
     public synchronized int purgeSent(Duration retention, int maxRows) {
         purgeCalls.incrementAndGet();
-        return 0;
+        return fullPurges.getAndUpdate(n -> Math.max(0, n - 1)) > 0 ? maxRows : 0;
     }
 
     @Override

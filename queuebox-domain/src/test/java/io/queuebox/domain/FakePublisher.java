@@ -29,12 +29,20 @@ final class FakePublisher implements MessagePublisher {
 
     final List<UUID> attempted = new CopyOnWriteArrayList<>();
     final AtomicInteger calls = new AtomicInteger();
+    final AtomicInteger completed = new AtomicInteger();
+    final List<UUID> acked = new CopyOnWriteArrayList<>();
+    final Set<String> threads = ConcurrentHashMap.newKeySet();
+    /** False makes this publisher break the contract: it keeps sending an aggregate after a failure. */
+    volatile boolean keepsAggregateOrder = true;
+    /** How long each publish call takes, roughly. */
+    volatile long busyNanos;
     final Set<UUID> inFlight = ConcurrentHashMap.newKeySet();
     final List<UUID> concurrentDuplicates = new CopyOnWriteArrayList<>();
 
     @Override
     public List<PublishOutcome> publish(List<ClaimedDelivery> batch) {
         calls.incrementAndGet();
+        threads.add(Thread.currentThread().getName());
         for (ClaimedDelivery delivery : batch) {
             if (!inFlight.add(delivery.eventId())) {
                 concurrentDuplicates.add(delivery.eventId());
@@ -52,16 +60,21 @@ final class FakePublisher implements MessagePublisher {
                     Thread.currentThread().interrupt();
                 }
             }
+            if (busyNanos > 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(busyNanos);
+            }
             List<PublishOutcome> outcomes = new ArrayList<>();
             Set<AggregateRef> failed = new HashSet<>();
             for (ClaimedDelivery delivery : batch) {
-                if (failed.contains(delivery.aggregate())) {
+                if (keepsAggregateOrder && failed.contains(delivery.aggregate())) {
                     outcomes.add(PublishOutcome.retriable(delivery.eventId(), "not attempted"));
                     continue;
                 }
                 attempted.add(delivery.eventId());
                 PublishOutcome outcome = answer.apply(delivery);
-                if (!outcome.isAcked()) {
+                if (outcome.isAcked()) {
+                    acked.add(delivery.eventId());
+                } else {
                     failed.add(delivery.aggregate());
                 }
                 outcomes.add(outcome);
@@ -69,6 +82,7 @@ final class FakePublisher implements MessagePublisher {
             return outcomes;
         } finally {
             batch.forEach(d -> inFlight.remove(d.eventId()));
+            completed.incrementAndGet();
         }
     }
 
