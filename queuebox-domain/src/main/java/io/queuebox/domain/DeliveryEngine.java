@@ -91,7 +91,7 @@ public final class DeliveryEngine implements AutoCloseable {
     private final Deadlines deadlines;
     private final Map<LeaseToken, InFlightBatch> inFlight = new ConcurrentHashMap<>();
     private final List<Thread> threads = new ArrayList<>();
-    private CountDownLatch finished;
+    private volatile CountDownLatch finished;
     private Thread renewer;
 
     private DeliveryEngine(Builder builder) {
@@ -212,6 +212,9 @@ public final class DeliveryEngine implements AutoCloseable {
     }
 
     private boolean awaitFinished(Duration deadline) {
+        if (finished == null) {
+            return true;
+        }
         try {
             return finished.await(deadline.toNanos(), TimeUnit.NANOSECONDS);
         } catch (InterruptedException e) {
@@ -313,7 +316,8 @@ public final class DeliveryEngine implements AutoCloseable {
         List<PublishOutcome> outcomes;
         try {
             outcomes = publisher.publish(batch.deliveries());
-            listener.onPublished(outcomes == null ? List.of() : List.copyOf(outcomes),
+            listener.onPublished(outcomes == null ? List.of()
+                            : outcomes.stream().filter(Objects::nonNull).toList(),
                     Duration.between(claimEnd, clock.instant()));
         } catch (RuntimeException e) {
             listener.onError("publish", e);

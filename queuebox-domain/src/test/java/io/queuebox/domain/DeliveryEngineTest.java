@@ -443,6 +443,8 @@ class DeliveryEngineTest {
         DeliveryEngine engine = DeliveryEngine.builder().store(store).publisher(publisher).build();
 
         assertThat(engine.stop(Duration.ZERO)).isTrue();
+        assertThat(engine.stop(Duration.ZERO)).isTrue();
+        assertThatThrownBy(engine::start).isInstanceOf(IllegalStateException.class);
     }
 
     @Test
