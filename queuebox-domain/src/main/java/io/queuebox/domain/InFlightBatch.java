@@ -3,6 +3,7 @@ package io.queuebox.domain;
 import io.queuebox.ports.ClaimBatch;
 import io.queuebox.ports.ClaimedDelivery;
 import io.queuebox.ports.LeaseToken;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
@@ -21,8 +22,8 @@ final class InFlightBatch {
     private volatile Instant leaseExpiry;
     private volatile int owned;
 
-    InFlightBatch(ClaimBatch batch, Instant claimedAt, java.time.Duration leaseLength,
-                  java.time.Duration renewalInterval) {
+    InFlightBatch(ClaimBatch batch, Instant claimedAt, Duration leaseLength,
+                  Duration renewalInterval) {
         this.batch = batch;
         this.eventIds = batch.deliveries().stream().map(ClaimedDelivery::eventId).toList();
         this.nextRenewal = claimedAt.plus(renewalInterval);
@@ -59,7 +60,7 @@ final class InFlightBatch {
         return owned;
     }
 
-    void renewed(Instant at, java.time.Duration leaseLength, java.time.Duration renewalInterval, int stillOwned) {
+    void renewed(Instant at, Duration leaseLength, Duration renewalInterval, int stillOwned) {
         nextRenewal = at.plus(renewalInterval);
         leaseExpiry = at.plus(leaseLength);
         owned = stillOwned;
