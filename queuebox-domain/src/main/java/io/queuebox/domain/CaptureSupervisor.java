@@ -218,17 +218,18 @@ public final class CaptureSupervisor implements WakeSource {
         acquired.ifPresent(this::holding);
         Decision decision = CaptureReconciliation.decide(stateStore.findAll(), fileIdentity, directory.hasOffsets(),
                 settings.fingerprint(), settings.mode(), report.slotExists(), acquired.isPresent(), fresh);
-        CaptureIdentity identity;
         if (decision instanceof Fault fault) {
             releaseLock();
             return fault(FaultReason.valueOf(fault.reason().name()), toLock, fault.message());
-        } else if (decision instanceof StartFresh fresh1) {
-            identity = fresh1.identity();
-            directory.writeIdentity(identity);
-        } else {
-            identity = ((Resume) decision).identity();
         }
+        CaptureIdentity identity = decision instanceof StartFresh start ? start.identity()
+                : ((Resume) decision).identity();
+        // The row first: a crash before the file is written then reads as STATE_MISSING, which an operator
+        // resolves with a reset, rather than as files of an unknown instance.
         stateStore.recordStart(identity, settings.mode(), settings.fingerprint());
+        if (decision instanceof StartFresh) {
+            directory.writeIdentity(identity);
+        }
         return Optional.of(identity);
     }
 
