@@ -43,7 +43,7 @@ public final class FileCaptureStateDirectory implements CaptureStateDirectory {
 
     @Override
     public void checkWritable() {
-        String user = System.getProperty("user.name");
+        String user = ProcessHandle.current().info().user().orElse("unknown");
         try {
             Files.createDirectories(directory);
             Path probe = Files.createTempFile(directory, ".write-check", ".tmp");
