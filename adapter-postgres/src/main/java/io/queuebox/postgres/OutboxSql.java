@@ -14,6 +14,13 @@ final class OutboxSql {
 
     private static final String MICROS = " * interval '1 microsecond'";
 
+    /**
+     * When a pending row becomes claimable on its own: its due time, or its lease expiry if later
+     * ({@code greatest} ignores a null lease). Written exactly as the expression index
+     * {@code <table>_pending_ready_idx} so the planner can use it; {@code %} stands for the table alias.
+     */
+    private static final String READY_AT = "greatest(%.next_attempt_at, %.lease_until)";
+
     final String claimOrdered;
     final String claimUnordered;
     final String markSent;
@@ -47,9 +54,8 @@ final class OutboxSql {
                 + " WHERE lease_token = :token AND status = 'pending' AND event_id = ANY(:ids)";
         renew = "UPDATE " + t + " SET lease_until = now() + :leaseMicros" + MICROS
                 + " WHERE lease_token = :token AND status = 'pending'";
-        // When each pending row becomes claimable on its own: its due time, or its lease expiry if later.
-        timeUntilNextDue = "SELECT (extract(epoch FROM min(greatest(next_attempt_at, coalesce(lease_until, next_attempt_at)))"
-                + " - now()) * 1000000)::bigint AS micros, count(*) AS pending FROM " + t + " WHERE status = 'pending'";
+        timeUntilNextDue = "SELECT (extract(epoch FROM min(" + READY_AT.replace("%", "o") + ") - now()) * 1000000)::bigint"
+                + " AS micros FROM " + t + " o WHERE o.status = 'pending'";
         purgeSent = "DELETE FROM " + t + " WHERE event_id IN (SELECT event_id FROM " + t
                 + " WHERE status = 'sent' AND sent_at < now() - :retentionMicros" + MICROS
                 + " ORDER BY sent_at LIMIT :maxRows FOR UPDATE SKIP LOCKED)";
@@ -65,31 +71,36 @@ final class OutboxSql {
     }
 
     /**
-     * The claim, one statement. {@code candidates} locks, in sequence order, pending due unleased rows that
-     * no earlier row of their aggregate holds back (an earlier pending row that is not claimable, or a parked
-     * one under HOLD_AGGREGATE), skipping rows another claimer is locking right now. A skipped row is
-     * invisible to the ordering check of the first step, so {@code claimable} then keeps only rows whose every
-     * earlier unsent sibling is itself among the locked candidates: the in-batch rule, and the guard that an
-     * aggregate's later row is never claimed while a concurrent claimer holds its earlier one.
+     * The claim, one statement. {@code candidates} locks, in sequence order, pending rows that are ready (due
+     * and not under a live lease) and that no earlier row of their aggregate holds back (an earlier pending
+     * row that is not ready, or a parked one under HOLD_AGGREGATE), skipping rows another claimer is locking
+     * right now. A skipped row is invisible to that check, so {@code gaps} finds, per aggregate, the first
+     * earlier unsent row that is not among the locked candidates, and {@code claimable} keeps only the rows
+     * before it: the in-batch rule, and the guard that a later row is never claimed while a concurrent
+     * claimer holds its earlier sibling.
      */
     private static String claim(String t, boolean ordered) {
-        String claimableAlone = "o.status = 'pending' AND o.next_attempt_at <= now()"
-                + " AND (o.lease_until IS NULL OR o.lease_until <= now())";
         String notHeldBack = " AND NOT EXISTS (SELECT 1 FROM " + t + " e"
                 + " WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.seq < o.seq"
-                + " AND ((e.status = 'pending' AND (e.next_attempt_at > now() OR e.lease_until > now()))"
+                + " AND ((e.status = 'pending' AND " + READY_AT.replace("%", "e") + " > now())"
                 + " OR (e.status = 'parked' AND :parkedHolds)))";
         String candidates = "SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id FROM " + t + " o"
-                + " WHERE " + claimableAlone + (ordered ? notHeldBack : "")
+                + " WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()"
+                + (ordered ? notHeldBack : "")
                 + " ORDER BY o.seq LIMIT :maxRows FOR UPDATE OF o SKIP LOCKED";
         String claimable = ordered
-                ? "SELECT c.event_id FROM candidates c WHERE NOT EXISTS (SELECT 1 FROM " + t + " e"
-                        + " WHERE e.aggregate_type = c.aggregate_type AND e.aggregate_id = c.aggregate_id"
-                        + " AND e.seq < c.seq AND (e.status = 'pending' OR (e.status = 'parked' AND :parkedHolds))"
-                        + " AND NOT EXISTS (SELECT 1 FROM candidates x WHERE x.event_id = e.event_id))"
-                : "SELECT c.event_id FROM candidates c";
-        return "WITH candidates AS MATERIALIZED (" + candidates + "),"
-                + " claimable AS (" + claimable + "),"
+                ? "gaps AS MATERIALIZED (SELECT a.aggregate_type, a.aggregate_id, (SELECT min(e.seq) FROM " + t + " e"
+                        + " WHERE e.aggregate_type = a.aggregate_type AND e.aggregate_id = a.aggregate_id"
+                        + " AND e.seq < a.last_seq AND e.status <> 'sent'"
+                        + " AND (e.status = 'pending' OR :parkedHolds)"
+                        + " AND e.event_id NOT IN (SELECT x.event_id FROM candidates x)) AS first_gap"
+                        + " FROM (SELECT aggregate_type, aggregate_id, max(seq) AS last_seq FROM candidates"
+                        + " GROUP BY aggregate_type, aggregate_id) a),"
+                        + " claimable AS (SELECT c.event_id FROM candidates c JOIN gaps g"
+                        + " ON g.aggregate_type = c.aggregate_type AND g.aggregate_id = c.aggregate_id"
+                        + " WHERE g.first_gap IS NULL OR c.seq < g.first_gap)"
+                : "claimable AS (SELECT c.event_id FROM candidates c)";
+        return "WITH candidates AS MATERIALIZED (" + candidates + "), " + claimable + ","
                 + " claimed AS (UPDATE " + t + " AS u SET lease_owner = :owner, lease_token = :token,"
                 + " lease_until = now() + :leaseMicros" + MICROS
                 + " FROM claimable WHERE u.event_id = claimable.event_id RETURNING u.*)"

@@ -140,10 +140,10 @@ final class PostgresOutboxStore implements OutboxStore {
     public Optional<Duration> timeUntilNextDue() {
         return jdbi.withHandle(handle -> plain(handle.createQuery(sql.timeUntilNextDue))
                 .map((rs, ctx) -> {
-                    if (rs.getLong("pending") == 0) {
+                    long micros = rs.getLong("micros");
+                    if (rs.wasNull()) {
                         return Optional.<Duration>empty();
                     }
-                    long micros = rs.getLong("micros");
                     return Optional.of(micros <= 0 ? Duration.ZERO : Duration.ofNanos(micros * 1000));
                 })
                 .one());

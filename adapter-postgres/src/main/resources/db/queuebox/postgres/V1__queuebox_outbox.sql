@@ -34,9 +34,11 @@ CREATE INDEX IF NOT EXISTS "${queuebox_table}_pending_seq_idx"
 CREATE INDEX IF NOT EXISTS "${queuebox_table}_unsent_aggregate_idx"
     ON "${queuebox_schema}"."${queuebox_table}" (aggregate_type, aggregate_id, seq) WHERE status <> 'sent';
 
--- Fencing: every update after a claim finds its rows by lease token.
-CREATE INDEX IF NOT EXISTS "${queuebox_table}_lease_token_idx"
-    ON "${queuebox_schema}"."${queuebox_table}" (lease_token) WHERE lease_token IS NOT NULL;
+-- When a pending row is ready on its own (due, lease expired; greatest() ignores a null lease). The claim
+-- finds the rows that hold back their aggregate (ready later than now) through it, and the next-due time
+-- is its minimum.
+CREATE INDEX IF NOT EXISTS "${queuebox_table}_pending_ready_idx"
+    ON "${queuebox_schema}"."${queuebox_table}" ((greatest(next_attempt_at, lease_until))) WHERE status = 'pending';
 
 -- Purge deletes the oldest sent rows first.
 CREATE INDEX IF NOT EXISTS "${queuebox_table}_sent_at_idx"

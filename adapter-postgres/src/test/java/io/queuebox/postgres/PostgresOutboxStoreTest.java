@@ -8,15 +8,13 @@ import io.queuebox.testkit.services.TestServices;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
-import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * The store contract against real PostgreSQL, unchanged; the second relay reaches the table through its own
- * data source, and the out-of-order commit is two real concurrent transactions.
+ * The store contract against real PostgreSQL, unchanged; each relay reaches the table through its own
+ * connections, and the out-of-order commit is two real concurrent transactions.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class PostgresOutboxStoreTest extends OutboxStoreContract {
@@ -24,6 +22,9 @@ class PostgresOutboxStoreTest extends OutboxStoreContract {
     private TestDatabase db;
     private PostgresOutboxSettings settings;
     private OutboxWriter<Connection> writer;
+    private ReusingDataSource firstRelay;
+    private ReusingDataSource secondRelay;
+    private ReusingDataSource application;
 
     @BeforeAll
     void schema() {
@@ -31,10 +32,16 @@ class PostgresOutboxStoreTest extends OutboxStoreContract {
         settings = configure(db.settings()).build();
         PostgresOutbox.createSchema(db.dataSource, settings);
         writer = PostgresOutbox.jdbcWriter(settings);
+        firstRelay = new ReusingDataSource(TestServices.postgresUrl(), "queuebox-first-relay");
+        secondRelay = new ReusingDataSource(TestServices.postgresUrl(), "queuebox-second-relay");
+        application = new ReusingDataSource(TestServices.postgresUrl(), "queuebox-application");
     }
 
     @AfterAll
     void drop() {
+        firstRelay.close();
+        secondRelay.close();
+        application.close();
         db.close();
     }
 
@@ -50,17 +57,17 @@ class PostgresOutboxStoreTest extends OutboxStoreContract {
     @Override
     protected OutboxStore newStoreOnEmptyOutbox() {
         db.execute("TRUNCATE " + settings().qualifiedTable());
-        return PostgresOutbox.store(db.dataSource, settings());
+        return PostgresOutbox.store(firstRelay, settings());
     }
 
     @Override
     protected OutboxStore secondStoreOnSameOutbox() {
-        return PostgresOutbox.store(anotherDataSource(), settings());
+        return PostgresOutbox.store(secondRelay, settings());
     }
 
     @Override
     protected void writeCommitted(List<OutboxEvent> events) {
-        try (Connection connection = db.dataSource.getConnection()) {
+        try (Connection connection = application.getConnection()) {
             connection.setAutoCommit(false);
             writer.enqueueAll(connection, events);
             connection.commit();
@@ -72,7 +79,7 @@ class PostgresOutboxStoreTest extends OutboxStoreContract {
     @Override
     protected UncommittedWrite beginUncommittedWrite(OutboxEvent event) {
         try {
-            Connection connection = db.dataSource.getConnection();
+            Connection connection = application.getConnection();
             connection.setAutoCommit(false);
             writer.enqueue(connection, event);
             return new UncommittedWrite() {
@@ -101,12 +108,5 @@ class PostgresOutboxStoreTest extends OutboxStoreContract {
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }
-    }
-
-    private static DataSource anotherDataSource() {
-        PGSimpleDataSource other = new PGSimpleDataSource();
-        other.setURL(TestServices.postgresUrl());
-        other.setApplicationName("queuebox-second-relay");
-        return other;
     }
 }
