@@ -13,7 +13,11 @@ import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.OutboxWriteException;
 import io.queuebox.ports.OutboxWriter;
 import io.queuebox.ports.ParkingPolicy;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -23,6 +27,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.IntStream;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
@@ -91,6 +96,46 @@ class PostgresOutboxWriterTest {
 
         assertThat(batch.deliveries()).extracting(ClaimedDelivery::event).containsExactlyElementsOf(events);
         assertThat(batch.deliveries().get(0).event().payload()).containsExactly(0, 1, 2, 255);
+    }
+
+    @Test
+    void aBatchOf500IsOneStatement() throws SQLException {
+        List<OutboxEvent> events = new ArrayList<>();
+        IntStream.range(0, 500).forEach(i -> events.add(anEventFor("aggregate-" + (i % 7))));
+        AtomicInteger executed = new AtomicInteger();
+        try (Connection real = db.dataSource.getConnection()) {
+            real.setAutoCommit(false);
+            writer.enqueueAll(countingExecutions(real, executed), events);
+            real.commit();
+        }
+        assertThat(executed).hasValue(1);
+        assertThat(rowCount()).isEqualTo(500);
+    }
+
+    /** The connection, except that every statement it prepares counts its executions. */
+    private static Connection countingExecutions(Connection real, AtomicInteger executed) {
+        return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+                (proxy, method, args) -> {
+                    Object result = invoke(real, method, args);
+                    if (result instanceof PreparedStatement statement) {
+                        return Proxy.newProxyInstance(PreparedStatement.class.getClassLoader(),
+                                new Class<?>[] {PreparedStatement.class}, (p, m, a) -> {
+                                    if (m.getName().startsWith("execute")) {
+                                        executed.incrementAndGet();
+                                    }
+                                    return invoke(statement, m, a);
+                                });
+                    }
+                    return result;
+                });
+    }
+
+    private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
     }
 
     @Test
