@@ -5,37 +5,48 @@ import io.queuebox.ports.CaptureIdentity;
 import io.queuebox.ports.CaptureMode;
 import io.queuebox.ports.CaptureStateRecord;
 import io.queuebox.ports.CaptureStateStore;
+import java.sql.ResultSet;
+import java.sql.SQLException;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.StatementContext;
 import org.jdbi.v3.core.statement.TemplateEngine;
 
 final class PostgresCaptureStateStore implements CaptureStateStore {
 
     private final Jdbi jdbi;
     private final String table;
+    private final String selectAll;
 
     PostgresCaptureStateStore(Jdbi jdbi, PostgresOutboxSettings settings) {
         this.jdbi = Objects.requireNonNull(jdbi, "jdbi");
         this.table = settings.qualifiedCaptureStateTable();
+        this.selectAll = "SELECT identity, mode, fingerprint, first_run_at, last_run_at FROM " + table;
     }
 
     @Override
     public List<CaptureStateRecord> findAll() {
-        return jdbi.withHandle(handle -> handle.createQuery("SELECT identity, mode, fingerprint, first_run_at,"
-                        + " last_run_at FROM " + table + " ORDER BY first_run_at, identity")
+        return jdbi.withHandle(handle -> handle.createQuery(selectAll + " ORDER BY first_run_at, identity")
                 .setTemplateEngine(TemplateEngine.NOP)
-                .map((rs, ctx) -> new CaptureStateRecord(new CaptureIdentity(rs.getString("identity")),
-                        CaptureMode.fromConfig(rs.getString("mode")),
-                        CaptureFingerprint.decode(rs.getString("fingerprint")),
-                        rs.getTimestamp("first_run_at").toInstant(), rs.getTimestamp("last_run_at").toInstant()))
+                .map(PostgresCaptureStateStore::record)
                 .list());
     }
 
     @Override
     public Optional<CaptureStateRecord> find(CaptureIdentity identity) {
-        return findAll().stream().filter(r -> r.identity().equals(identity)).findFirst();
+        return jdbi.withHandle(handle -> handle.createQuery(selectAll + " WHERE identity = :identity")
+                .setTemplateEngine(TemplateEngine.NOP)
+                .bind("identity", identity.value())
+                .map(PostgresCaptureStateStore::record)
+                .findOne());
+    }
+
+    private static CaptureStateRecord record(ResultSet rs, StatementContext context) throws SQLException {
+        return new CaptureStateRecord(new CaptureIdentity(rs.getString("identity")),
+                CaptureMode.fromConfig(rs.getString("mode")), CaptureFingerprint.decode(rs.getString("fingerprint")),
+                rs.getTimestamp("first_run_at").toInstant(), rs.getTimestamp("last_run_at").toInstant());
     }
 
     @Override

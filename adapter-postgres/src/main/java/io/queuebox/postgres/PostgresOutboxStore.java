@@ -27,10 +27,10 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.function.Function;
-import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.SqlStatement;
 import org.jdbi.v3.core.statement.TemplateEngine;
+import org.jdbi.v3.core.statement.Update;
 
 /** Each method is one statement in its own short transaction (autocommit), so no lock outlives a call. */
 final class PostgresOutboxStore implements OutboxStore {
@@ -200,8 +200,7 @@ final class PostgresOutboxStore implements OutboxStore {
         });
     }
 
-    private int update(String statementSql, Function<org.jdbi.v3.core.statement.Update,
-            org.jdbi.v3.core.statement.Update> binder) {
+    private int update(String statementSql, Function<Update, Update> binder) {
         return jdbi.withHandle(handle -> binder.apply(plain(handle.createUpdate(statementSql))).execute());
     }
 
