@@ -14,6 +14,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
@@ -54,18 +55,20 @@ final class KafkaFixtures {
         List<ConsumerRecord<String, byte[]>> records = new ArrayList<>();
         try (KafkaConsumer<String, byte[]> consumer = new KafkaConsumer<>(Map.of(
                 ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
-                ConsumerConfig.GROUP_ID_CONFIG, uniqueName("reader"),
-                ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest",
-                ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed",
+                ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, "false",
                 ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName(),
                 ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class.getName()))) {
-            consumer.subscribe(List.of(topic));
+            // Assigned, not subscribed: no consumer group to join, so reading back costs milliseconds.
+            List<TopicPartition> partitions = consumer.partitionsFor(topic, within).stream()
+                    .map(p -> new TopicPartition(p.topic(), p.partition())).toList();
+            consumer.assign(partitions);
+            consumer.seekToBeginning(partitions);
             long deadline = System.nanoTime() + within.toNanos();
             while (records.size() < expected && System.nanoTime() < deadline) {
-                consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+                consumer.poll(Duration.ofMillis(100)).forEach(records::add);
             }
             // A short extra poll catches records beyond the expected count (there must be none).
-            consumer.poll(Duration.ofMillis(300)).forEach(records::add);
+            consumer.poll(Duration.ofMillis(200)).forEach(records::add);
         }
         return records;
     }

@@ -13,18 +13,25 @@ import io.queuebox.ports.PublishOutcome;
 import java.net.ServerSocket;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
 import org.junit.jupiter.api.Test;
 
-/** A broker that is gone, or goes away mid-batch: bounded time, retriable outcomes, no false acks. */
+/**
+ * A broker that is gone, or goes away mid-batch: bounded time, retriable outcomes, and (read back after the
+ * broker is restarted on its data) every acked message really is in the topic.
+ */
 class KafkaOutageTest {
 
     // Shorter than the defaults so the suite stays quick; the defaults give the same shape in ~20 s.
@@ -76,6 +83,17 @@ class KafkaOutageTest {
                 assertThat(outcomes).noneMatch(o -> o instanceof PublishOutcome.PermanentFailure);
                 assertThat(outcomes).anyMatch(PublishOutcome::isAcked);
                 assertThat(outcomes).anyMatch(o -> o instanceof PublishOutcome.RetriableFailure);
+                kafka.restartBroker();
+                Set<String> ackedIds = new HashSet<>();
+                for (int i = 0; i < batch.size(); i++) {
+                    if (outcomes.get(i).isAcked()) {
+                        ackedIds.add(batch.get(i).eventId().toString());
+                    }
+                }
+                List<ConsumerRecord<String, byte[]>> inTopic = KafkaFixtures.readBack(kafka.bootstrap(), topic,
+                        ackedIds.size() + 1, Duration.ofSeconds(20));
+                assertThat(inTopic.stream().map(r -> KafkaFixtures.header(r, "event-id")).collect(Collectors.toSet()))
+                        .as("every acked message is in the topic").containsAll(ackedIds);
                 for (int aggregate = 0; aggregate < 8; aggregate++) {
                     int a = aggregate;
                     List<Boolean> acked = IntStream.range(0, batch.size()).filter(i -> i % 8 == a)

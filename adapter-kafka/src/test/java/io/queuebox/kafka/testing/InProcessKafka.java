@@ -72,6 +72,16 @@ public final class InProcessKafka implements AutoCloseable {
         cluster.brokers().values().forEach(broker -> broker.awaitShutdown());
     }
 
+    /** Starts the stopped broker again, on its old data and port. */
+    public void restartBroker() {
+        cluster.brokers().values().forEach(broker -> broker.startup());
+        try {
+            cluster.waitForReadyBrokers();
+        } catch (Exception e) {
+            throw new IllegalStateException("the in-process Kafka broker did not come back", e);
+        }
+    }
+
     @Override
     public void close() {
         try {
