@@ -59,7 +59,7 @@ public final class KafkaSettings {
             CLOUDEVENTS_SOURCE);
     private static final Set<String> FIXED_PRODUCER = Set.of(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
             ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ProducerConfig.BOOTSTRAP_SERVERS_CONFIG);
-    private static final Pattern SECRET = Pattern.compile("password|secret|jaas|token|credential|key\\.(?!serializer)");
+    private static final Pattern SECRET = Pattern.compile("password|secret|jaas|token|credential|\\.key$");
     private static final Pattern TOPIC_CHARS = Pattern.compile("[A-Za-z0-9._{}-]{1,249}");
 
     private final String bootstrapServers;

@@ -78,9 +78,10 @@ class KafkaSettingsTest {
     void secretsNeverAppearInToString() {
         KafkaSettings settings = KafkaSettings.fromMap(with("producer.sasl.jaas.config",
                 "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"u\" password=\"s3cret\";",
-                "producer.ssl.key.password", "k3y-pass", "producer.ssl.truststore.password", "tru5t"));
+                "producer.ssl.key.password", "k3y-pass", "producer.ssl.truststore.password", "tru5t",
+                "producer.ssl.keystore.key", "-----BEGIN PRIVATE KEY----- pr1vate"));
 
-        assertThat(settings.toString()).doesNotContain("s3cret", "k3y-pass", "tru5t").contains("sasl.jaas.config=****");
+        assertThat(settings.toString()).doesNotContain("s3cret", "k3y-pass", "tru5t", "pr1vate").contains("sasl.jaas.config=****");
         try (MessagePublisher publisher = KafkaMessagePublisher.create(KafkaSettings.fromMap(with()))) {
             assertThat(publisher.toString()).contains("127.0.0.1:1");
         }

@@ -48,7 +48,7 @@ class RabbitMqOutageTest {
         List<OutboxEvent> sent = new ArrayList<>();
         List<PublishOutcome> answered = new ArrayList<>();
         try (RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(broker.settings()
-                .set("recovery.interval.ms", "500").set("confirm.timeout.ms", "5000").build())) {
+                .set("recovery.interval.ms", "3000").set("confirm.timeout.ms", "5000").build())) {
             CompletableFuture<List<PublishOutcome>> failingBatch = CompletableFuture.supplyAsync(() -> {
                 long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(40);
                 for (int round = 0; System.nanoTime() < deadline; round++) {
@@ -75,6 +75,11 @@ class RabbitMqOutageTest {
             assertThat(outcomes).noneMatch(o -> o instanceof PublishOutcome.PermanentFailure);
             assertThat(outcomes).anyMatch(o -> o instanceof PublishOutcome.RetriableFailure);
             assertThatEachAggregateHasAnAckedPrefix(sent, answered);
+
+            // Still disconnected (the client waits 3 s before reconnecting): retriable at once, health down.
+            assertThat(publisher.publish(claimedDeliveriesOf(anEvent())))
+                    .allMatch(o -> o instanceof PublishOutcome.RetriableFailure);
+            assertThat(publisher.health().isUp()).isFalse();
 
             Set<UUID> acked = new HashSet<>();
             for (int i = 0; i < sent.size(); i++) {

@@ -13,6 +13,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * Topology of one test on the real broker: a topic exchange bound to a queue with {@code #}, an exchange
@@ -54,11 +56,13 @@ final class RabbitMqTestBroker implements AutoCloseable {
 
     /** Waits until {@code count} messages arrived or the time is up; answers all received so far. */
     List<Delivery> awaitDeliveries(int count, Duration timeout) {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        while (received.size() < count && System.nanoTime() < deadline) {
-            sleep(20);
+        try {
+            Awaitility.await().atMost(timeout).pollInterval(Duration.ofMillis(20)).until(() -> received.size() >= count);
+            // A short grace period catches messages beyond the expected count (there must be none).
+            Awaitility.await().pollDelay(Duration.ofMillis(100)).until(() -> true);
+        } catch (ConditionTimeoutException e) {
+            // Answer what arrived: the caller's assertion shows the difference.
         }
-        sleep(100); // a short grace period catches messages beyond the expected count (there must be none)
         return List.copyOf(received);
     }
 
@@ -75,14 +79,6 @@ final class RabbitMqTestBroker implements AutoCloseable {
         return new ReceivedMessage(UUID.fromString(properties.getMessageId()),
                 headers.get(RabbitMqMessagePublisher.HEADER_AGGREGATE_ID), properties.getType(),
                 headers.get(RabbitMqMessagePublisher.HEADER_AGGREGATE_TYPE), delivery.getBody(), headers);
-    }
-
-    private static void sleep(long ms) {
-        try {
-            Thread.sleep(ms);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     @Override

@@ -1,6 +1,8 @@
 package io.queuebox.kafka.testing;
 
 import io.queuebox.testkit.services.TestServices;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
 
@@ -42,7 +44,11 @@ public final class InProcessKafka implements AutoCloseable {
     /** A new broker of its own; the caller closes it. */
     public static InProcessKafka startDedicated() {
         try {
+            // Our own directory: Kafka's default temp directory is deleted by a JVM shutdown hook of its own,
+            // which can race the broker's shutdown and make it halt the JVM on a failed log directory.
+            Path directory = Files.createTempDirectory("queuebox-kafka-");
             KafkaClusterTestKit cluster = new KafkaClusterTestKit.Builder(new TestKitNodes.Builder()
+                    .setBaseDirectory(directory)
                     .setCombined(true)
                     .setNumBrokerNodes(1)
                     .setNumControllerNodes(1)
@@ -52,6 +58,7 @@ public final class InProcessKafka implements AutoCloseable {
                     .setConfigProp("offsets.topic.replication.factor", "1")
                     .setConfigProp("offsets.topic.num.partitions", "1")
                     .setConfigProp("group.initial.rebalance.delay.ms", "0")
+                    .setDeleteOnClose(true)
                     .build();
             cluster.format();
             cluster.startup();
