@@ -170,8 +170,9 @@ public final class KafkaSettings {
         }
         for (String timeout : new String[] {ProducerConfig.MAX_BLOCK_MS_CONFIG, ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG}) {
             long value = Long.parseLong(String.valueOf(properties.get(timeout)).trim());
-            if (value <= 0) {
-                throw new IllegalArgumentException(PRODUCER_PREFIX + timeout + " must be > 0, got: " + value);
+            if (value < 0 || (value == 0 && timeout.equals(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG))) {
+                throw new IllegalArgumentException(PRODUCER_PREFIX + timeout + " must be "
+                        + (value < 0 ? ">= 0" : "> 0") + ", got: " + value);
             }
             properties.put(timeout, String.valueOf(value));
         }

@@ -110,6 +110,9 @@ public final class RabbitMqSettings {
         connectionTimeoutMs = (int) parseLong(settings, CONNECTION_TIMEOUT_MS, 5_000, 1, 600_000);
         recoveryIntervalMs = parseLong(settings, RECOVERY_INTERVAL_MS, 2_000, 1, 600_000);
         connectionName = settings.getOrDefault(CONNECTION_NAME, "queuebox");
+        if (connectionName.isBlank()) {
+            throw new IllegalArgumentException(CONNECTION_NAME + " must be non-blank, got: '" + connectionName + "'");
+        }
     }
 
     /** Settings from the keys under {@code broker.rabbitmq.}, with that prefix removed. */
