@@ -73,14 +73,16 @@ public abstract class OutboxStoreContract {
     private static final Duration SHORT_DELAY = Duration.ofMillis(SHORT_DELAY_MILLIS);
     private static final Duration LONG_LEASE = Duration.ofSeconds(30);
 
+    private final Map<UUID, Long> sentSequences = new ConcurrentHashMap<>();
     private OutboxStore store;
 
     /** Answers a store on a fresh, empty outbox. Called before each test. */
-    protected abstract OutboxStore newStoreOnEmptyOutbox();
+    protected abstract OutboxStore newStoreOnEmptyOutbox() throws Exception;
 
     /**
      * Answers another store on the outbox of the last {@link #newStoreOnEmptyOutbox()}, reaching it through
-     * its own connection or pool, as a second relay process would. Defaults to the same store.
+     * its own connection or pool, as a second relay process would. Defaults to the same store. Called a
+     * few times per test: create it once per test and close it in the subclass's own {@code @AfterEach}.
      */
     protected OutboxStore secondStoreOnSameOutbox() {
         return store;
@@ -108,7 +110,7 @@ public abstract class OutboxStoreContract {
     }
 
     @BeforeEach
-    final void startWithAnEmptyOutbox() {
+    final void startWithAnEmptyOutbox() throws Exception {
         store = newStoreOnEmptyOutbox();
     }
 
@@ -652,8 +654,6 @@ public abstract class OutboxStoreContract {
     private static List<Long> sequences(ClaimBatch batch) {
         return batch.deliveries().stream().map(ClaimedDelivery::sequence).toList();
     }
-
-    private final Map<UUID, Long> sentSequences = new ConcurrentHashMap<>();
 
     private void sendAll(ClaimBatch batch) {
         batch.deliveries().forEach(d -> sentSequences.put(d.eventId(), d.sequence()));

@@ -64,10 +64,10 @@ public abstract class MessagePublisherContract {
      * Answers a publisher to the broker under test, routing to a destination of this test only. Called once
      * before each test.
      */
-    protected abstract MessagePublisher newPublisher();
+    protected abstract MessagePublisher newPublisher() throws Exception;
 
     /** Answers a publisher configured for a broker that cannot be reached (for example a closed local port). */
-    protected abstract MessagePublisher newPublisherForUnreachableBroker();
+    protected abstract MessagePublisher newPublisherForUnreachableBroker() throws Exception;
 
     /**
      * Waits until a consumer of the test's destination has received at least {@code count} messages, or
@@ -83,7 +83,7 @@ public abstract class MessagePublisherContract {
     protected abstract OutboxEvent poisonOf(OutboxEvent event);
 
     @BeforeEach
-    final void openThePublisher() {
+    final void openThePublisher() throws Exception {
         publisher = track(newPublisher());
     }
 
@@ -221,7 +221,7 @@ public abstract class MessagePublisherContract {
     // ----------------------------------------------------------------------------------- failure modes
 
     @Test
-    final void anUnreachableBrokerAnswersRetriableFailuresInBoundedTime() {
+    final void anUnreachableBrokerAnswersRetriableFailuresInBoundedTime() throws Exception {
         MessagePublisher unreachable = track(newPublisherForUnreachableBroker());
         List<OutboxEvent> events = List.of(anEvent(), anEvent(), anEvent());
 
