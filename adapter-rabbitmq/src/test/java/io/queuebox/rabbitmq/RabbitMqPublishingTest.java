@@ -95,4 +95,28 @@ class RabbitMqPublishingTest {
             assertThat(publisher.publish(claimedDeliveriesOf(anEvent()))).allMatch(PublishOutcome::isAcked);
         }
     }
+
+    @Test
+    void aConfirmTimeoutFailsExactlyTheUnconfirmedMessageAndLeavesTheRestNotAttempted() {
+        // 300 messages of one aggregate need 300 confirm round trips: far more than 20 ms.
+        List<OutboxEvent> events = eventsFor(anAggregateId(), 300);
+        List<PublishOutcome> outcomes;
+        try (RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(broker.settings()
+                .routingKey("order.OrderChanged").set("confirm.timeout.ms", "20").build())) {
+            outcomes = publisher.publish(claimedDeliveriesOf(events));
+        }
+
+        int firstFailure = outcomes.indexOf(outcomes.stream().filter(o -> !o.isAcked()).findFirst().orElseThrow());
+        assertThat(outcomes.subList(0, firstFailure)).allMatch(PublishOutcome::isAcked);
+        assertThat(outcomes.get(firstFailure)).isInstanceOfSatisfying(PublishOutcome.RetriableFailure.class,
+                failure -> assertThat(failure.reason()).startsWith("no confirm from RabbitMQ within 20 ms"));
+        assertThat(outcomes.subList(firstFailure + 1, outcomes.size())).allSatisfy(o -> assertThat(o)
+                .isInstanceOfSatisfying(PublishOutcome.RetriableFailure.class,
+                        failure -> assertThat(failure.reason()).startsWith("not attempted")));
+        // The one unconfirmed message may or may not have arrived; nothing after it was sent.
+        List<Delivery> received = broker.awaitDeliveries(firstFailure + 1, WAIT);
+        assertThat(received.size()).isBetween(firstFailure, firstFailure + 1);
+        assertThat(received).extracting(d -> d.getProperties().getMessageId()).containsExactlyElementsOf(
+                events.subList(0, received.size()).stream().map(e -> e.eventId().toString()).toList());
+    }
 }
