@@ -92,7 +92,7 @@ public final class BenchCommand implements Callable<Integer> {
     private final PrintStream out = System.out;
 
     public static void main(String[] args) {
-        System.exit(new CommandLine(new BenchCommand()).execute(args));
+        System.exit(new CommandLine(new BenchCommand()).setOverwrittenOptionsAllowed(true).execute(args));
     }
 
     @Override
@@ -158,7 +158,7 @@ public final class BenchCommand implements Callable<Integer> {
                 results.put("drain", drains);
             }
             if (runs("latency")) {
-                out.println("Idle cost and steady rate (consumer on RabbitMQ)");
+                out.println("Idle cost and steady rate (relay: workers " + Latency.WORKERS + ", batch 500, ordering on; consumer on RabbitMQ)");
                 Latency latency = new Latency(db, brokers, store, out);
                 List<Map<String, Object>> modes = new ArrayList<>();
                 Duration idle = Duration.ofSeconds(idleSeconds);
@@ -169,6 +169,17 @@ public final class BenchCommand implements Callable<Integer> {
                     modes.add(latency.run("capture", Latency.RECONCILIATION, rates, idle, measure));
                 }
                 results.put("latency", modes);
+                if (smoke) {
+                    for (Map<String, Object> mode : modes) {
+                        for (Object row : (List<?>) mode.get("steady")) {
+                            Map<?, ?> steady = (Map<?, ?>) row;
+                            if (((Number) steady.get("events")).longValue() == 0
+                                    || ((Number) steady.get("notConsumedWithin10s")).longValue() != 0) {
+                                throw new IllegalStateException("steady rate lost events: " + steady);
+                            }
+                        }
+                    }
+                }
             }
             Children children = new Children(db, brokers, out);
             if (runs("backlog")) {
@@ -239,7 +250,8 @@ public final class BenchCommand implements Callable<Integer> {
                 + Brokers.TOPIC + (brokers.hasKafka() ? "" : " (not used)"));
         settings.put("rabbitmq", "exchange " + Brokers.EXCHANGE + " (topic, durable) bound to durable queue " + Brokers.QUEUE
                 + "; persistent, mandatory, publisher confirms");
-        settings.put("rates", java.util.Arrays.toString(rates));
+        settings.put("rates", java.util.Arrays.toString(rates) + " per second, one event per transaction, up to 8 producer threads");
+        settings.put("steadyRelay", "workers " + Latency.WORKERS + ", batch 500, ordering per-aggregate, RabbitMQ; latency = consume time - commit time (same JVM, System.nanoTime)");
         settings.put("steadySeconds", steadySeconds);
         settings.put("idleSeconds", idleSeconds);
         settings.put("capture", "postgres-logical via CaptureSupervisor + DebeziumCapture, poll " + Latency.CAPTURE_POLL.toMillis()

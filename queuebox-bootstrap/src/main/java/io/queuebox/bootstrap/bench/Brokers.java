@@ -66,6 +66,7 @@ final class Brokers implements AutoCloseable {
             return new Brokers(rabbitUri, rabbit, null, "not used", null);
         }
         if (kafkaBootstrap != null) {
+            createTopic(kafkaBootstrap);
             return new Brokers(rabbitUri, rabbit, kafkaBootstrap, "external at " + kafkaBootstrap
                     + " (client " + AppInfoParser.getVersion() + ")", null);
         }
@@ -79,8 +80,32 @@ final class Brokers implements AutoCloseable {
                     + " (run bench/run.sh, or give --kafka-bootstrap, or --no-kafka)");
         }
         String bootstrap = (String) started.getClass().getMethod("bootstrap").invoke(started);
+        createTopic(bootstrap);
         return new Brokers(rabbitUri, rabbit, bootstrap, AppInfoParser.getVersion() + " (in-process KRaft broker in the bench JVM)",
                 (AutoCloseable) started);
+    }
+
+    /** The topic exists with its partitions led before the first measured send (auto-creation costs seconds). */
+    private static void createTopic(String bootstrap) throws Exception {
+        try (org.apache.kafka.clients.admin.Admin admin = org.apache.kafka.clients.admin.Admin.create(
+                Map.of("bootstrap.servers", bootstrap))) {
+            try {
+                admin.createTopics(java.util.List.of(new org.apache.kafka.clients.admin.NewTopic(TOPIC, 3, (short) 1)))
+                        .all().get(60, TimeUnit.SECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (!(e.getCause() instanceof org.apache.kafka.common.errors.TopicExistsException)) {
+                    throw e;
+                }
+            }
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            while (System.nanoTime() < deadline) {
+                var description = admin.describeTopics(java.util.List.of(TOPIC)).allTopicNames().get(30, TimeUnit.SECONDS).get(TOPIC);
+                if (description.partitions().stream().allMatch(p -> p.leader() != null && !p.leader().isEmpty())) {
+                    return;
+                }
+                Thread.sleep(100);
+            }
+        }
     }
 
     boolean hasKafka() {

@@ -15,6 +15,7 @@ final class Drain {
     private final Brokers brokers;
     private final OutboxStore store;
     private final PrintStream out;
+    private String lastStats = "";
 
     Drain(BenchDatabase db, Brokers brokers, OutboxStore store, PrintStream out) {
         this.db = db;
@@ -51,6 +52,9 @@ final class Drain {
             if (pending != 0) {
                 throw new IllegalStateException(pending + " rows not sent after the drain to " + broker);
             }
+            lastStats = String.format(java.util.Locale.ROOT, "claims %d (empty %d), mean claim %.1f ms, mean publish %.1f ms",
+                    relay.claims.get(), relay.emptyClaims.get(), relay.claimNanos.get() / 1e6 / Math.max(1, relay.claims.get()),
+                    relay.publishNanos.get() / 1e6 / Math.max(1, relay.claims.get() - relay.emptyClaims.get()));
             return rows / seconds;
         } finally {
             if (publisher != Relay.NO_OP) {
@@ -87,9 +91,11 @@ final class Drain {
             row.put("sqlCeilingRowsPerSecond", Math.round(sql));
             row.put("brokerCeilingRowsPerSecond", Math.round(brokerCeilings.get(broker)));
             row.put("ratio", Math.round(rate / ceiling * 1000) / 1000.0);
+            row.put("relayStats", lastStats);
             results.add(row);
             out.printf("  drain %-8s ordering=%-13s workers=%d batch=%4d rows=%7d: relay %8.0f/s  sql %8.0f/s  broker %8.0f/s  ratio %5.1f %%%n",
                     broker, row.get("ordering"), workers, batch, rows, rate, sql, brokerCeilings.get(broker), rate / ceiling * 100);
+            out.println("      " + lastStats);
         }
     }
 }

@@ -40,6 +40,7 @@ final class Latency {
     static final String COMMIT_HEADER = "bench-commit-epoch-us";
     static final Duration CAPTURE_POLL = Duration.ofMillis(20);
     static final Duration RECONCILIATION = Duration.ofSeconds(10);
+    static final int WORKERS = 2;
 
     private final BenchDatabase db;
     private final Brokers brokers;
@@ -75,7 +76,7 @@ final class Latency {
         Map<String, Long> consumed = new ConcurrentHashMap<>();
         Channel consumer = brokers.consume((id, headers) -> consumed.putIfAbsent(id, System.nanoTime()));
         MessagePublisher publisher = brokers.relayPublisher("rabbitmq");
-        Relay relay = new Relay(store, publisher, Relay.settings(true, 1, 500, interval), sources);
+        Relay relay = new Relay(store, publisher, Relay.settings(true, WORKERS, 500, interval), sources);
         try {
             relay.start();
             if (supervisor != null) {
@@ -130,7 +131,7 @@ final class Latency {
         return CaptureSupervisor.builder().settings(settings)
                 .stateStore(PostgresOutbox.captureStateStore(db.dataSource(), db.settings))
                 .stateDirectory(new FileCaptureStateDirectory(stateDir))
-                .lock(PostgresOutbox.captureLock(db.url(db.database), null))
+                .lock(PostgresOutbox.captureLock(db.dataSource()))
                 .inspector(PostgresOutbox.captureSourceInspector(db.dataSource()))
                 .connectors(DebeziumCapture.builder().credentials(db.user, "").pollInterval(CAPTURE_POLL).build())
                 .build();
@@ -200,8 +201,8 @@ final class Latency {
             while (failure.get() == null) {
                 long index = next.getAndIncrement();
                 long due = start + (long) (index * gap);
-                if (due - start >= totalNanos) {
-                    return;
+                if (due - start >= totalNanos || System.nanoTime() - start >= totalNanos) {
+                    return; // behind schedule: the achieved rate says so
                 }
                 long wait = due - System.nanoTime();
                 if (wait > 0) {

@@ -36,6 +36,10 @@ final class Relay implements AutoCloseable {
 
     final AtomicLong delivered = new AtomicLong();
     final AtomicLong failures = new AtomicLong();
+    final AtomicLong claims = new AtomicLong();
+    final AtomicLong emptyClaims = new AtomicLong();
+    final AtomicLong claimNanos = new AtomicLong();
+    final AtomicLong publishNanos = new AtomicLong();
     final AtomicReference<String> lastError = new AtomicReference<>();
     private final DeliveryEngine engine;
     private final Object progress = new Object();
@@ -48,6 +52,20 @@ final class Relay implements AutoCloseable {
                 synchronized (progress) {
                     progress.notifyAll();
                 }
+            }
+
+            @Override
+            public void onClaimed(int rows, Duration elapsed) {
+                claims.incrementAndGet();
+                claimNanos.addAndGet(elapsed.toNanos());
+                if (rows == 0) {
+                    emptyClaims.incrementAndGet();
+                }
+            }
+
+            @Override
+            public void onPublished(List<io.queuebox.ports.PublishOutcome> outcomes, Duration elapsed) {
+                publishNanos.addAndGet(elapsed.toNanos());
             }
 
             @Override
