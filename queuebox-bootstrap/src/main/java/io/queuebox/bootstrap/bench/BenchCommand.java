@@ -71,10 +71,10 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--idle-seconds", defaultValue = "10", description = "Seconds of the idle measurement per mode (default ${DEFAULT-VALUE}).")
     int idleSeconds;
 
-    @Option(names = "--backlog-rows", defaultValue = "1000000", description = "Rows of the backlog-memory drain (default ${DEFAULT-VALUE}).")
+    @Option(names = "--backlog-rows", defaultValue = "300000", description = "Rows of the backlog-memory drain (1,000,000 for the full test) (default ${DEFAULT-VALUE}).")
     int backlogRows;
 
-    @Option(names = "--scale-rows", defaultValue = "50000", description = "Rows of each scale-out drain (default ${DEFAULT-VALUE}).")
+    @Option(names = "--scale-rows", defaultValue = "20000", description = "Rows of each scale-out drain (default ${DEFAULT-VALUE}).")
     int scaleRows;
 
     @Option(names = "--only", split = ",", description = "Workloads to run: drain, matrix, latency, backlog, scale (default all).")

@@ -12,7 +12,6 @@ import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
 import java.lang.management.MemoryType;
-import java.lang.management.MemoryUsage;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -92,9 +91,46 @@ final class ChildRelay {
         private long peakLiveAfterGc;
         private final List<Map<String, Object>> curve = new ArrayList<>();
 
+        private volatile long lastLiveAfterGc;
+
         Sampler(Relay relay, long rows) {
             this.relay = relay;
             this.rows = rows;
+            // The live set: the heap right after each collection, summed over the heap pools.
+            for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+                if (gc instanceof javax.management.NotificationEmitter emitter) {
+                    emitter.addNotificationListener((notification, handback) -> {
+                        if (!com.sun.management.GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION
+                                .equals(notification.getType())) {
+                            return;
+                        }
+                        var info = com.sun.management.GarbageCollectionNotificationInfo.from(
+                                (javax.management.openmbean.CompositeData) notification.getUserData());
+                        long after = 0;
+                        for (var entry : info.getGcInfo().getMemoryUsageAfterGc().entrySet()) {
+                            if (HEAP_POOLS.contains(entry.getKey())) {
+                                after += entry.getValue().getUsed();
+                            }
+                        }
+                        lastLiveAfterGc = after;
+                        synchronized (this) {
+                            peakLiveAfterGc = Math.max(peakLiveAfterGc, after);
+                        }
+                    }, null, null);
+                }
+            }
+        }
+
+        private static final java.util.Set<String> HEAP_POOLS = heapPools();
+
+        private static java.util.Set<String> heapPools() {
+            java.util.Set<String> names = new java.util.HashSet<>();
+            for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+                if (pool.getType() == MemoryType.HEAP) {
+                    names.add(pool.getName());
+                }
+            }
+            return names;
         }
 
         void stop() {
@@ -107,8 +143,7 @@ final class ChildRelay {
             while (!stopped) {
                 long used = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
                 peakHeapUsed = Math.max(peakHeapUsed, used);
-                long live = liveAfterGc();
-                peakLiveAfterGc = Math.max(peakLiveAfterGc, live);
+                long live = lastLiveAfterGc;
                 if (rows > 0 && relay.delivered.get() >= rows * nextTenth / 10) {
                     Map<String, Object> point = new LinkedHashMap<>();
                     point.put("delivered", relay.delivered.get());
@@ -125,22 +160,14 @@ final class ChildRelay {
             }
         }
 
-        private static long liveAfterGc() {
-            long sum = 0;
-            for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
-                MemoryUsage after = pool.getType() == MemoryType.HEAP ? pool.getCollectionUsage() : null;
-                if (after != null) {
-                    sum += after.getUsed();
-                }
-            }
-            return sum;
-        }
 
         Map<String, Object> summary() throws Exception {
             Map<String, Object> summary = new LinkedHashMap<>();
             summary.put("maxHeapMiB", mib(Runtime.getRuntime().maxMemory()));
             summary.put("peakHeapUsedMiB", mib(peakHeapUsed));
-            summary.put("peakHeapAfterGcMiB", mib(peakLiveAfterGc));
+            synchronized (this) {
+                summary.put("peakHeapAfterGcMiB", mib(peakLiveAfterGc));
+            }
             long count = 0;
             long time = 0;
             for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
