@@ -67,7 +67,7 @@ public record ConfigKey(String name, Type type, String defaultValue, boolean req
             case INTEGER, MILLIS -> "an integer from " + (long) min + " to " + (long) max
                     + (type == Type.MILLIS ? " (milliseconds)" : "");
             case DECIMAL -> "a number from " + min + " to " + max;
-            case IDENTIFIER -> "a SQL identifier: a letter or _ then letters, digits or _, at most 63 characters";
+            case IDENTIFIER -> "a lower-case SQL identifier: a letter or _ then lower-case letters, digits or _, at most 63 characters";
             case JDBC_URL -> "a JDBC URL starting with jdbc:postgresql://";
             case PATH -> "a file system path";
             case STRING -> "non-empty text";

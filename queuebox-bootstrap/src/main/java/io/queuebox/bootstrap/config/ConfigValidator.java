@@ -11,7 +11,7 @@ import java.util.stream.Collectors;
 /** Checks every value against its key and the keys against each other, and reports every problem at once. */
 final class ConfigValidator {
 
-    private static final Pattern IDENTIFIER = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,62}");
+    private static final Pattern IDENTIFIER = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
     private static final Pattern INTEGER = Pattern.compile("[+-]?\\d{1,18}");
 
     private final Set<String> brokerNames;
@@ -89,6 +89,11 @@ final class ConfigValidator {
         if (pool < workers + 1) {
             problems.add(new ConfigProblem(Keys.DATABASE_POOL_MAX_SIZE.name(), Long.toString(pool),
                     "must be at least outbox.workers + 1 (" + (workers + 1) + "): every worker records outcomes while the loop claims"));
+        }
+        String table = valueOf(given, Keys.OUTBOX_TABLE);
+        if (table.length() > 48) {
+            problems.add(new ConfigProblem(Keys.OUTBOX_TABLE.name(), table,
+                    "longer than 48 characters; its index names (table name plus a suffix) must fit PostgreSQL's 63"));
         }
         String mode = valueOf(given, Keys.CAPTURE_MODE);
         if (mode.equals("sqlserver-cdc")) {

@@ -34,8 +34,8 @@ public final class Keys {
 
     public static final ConfigKey OUTBOX_SCHEMA = register(key("outbox.schema", Type.IDENTIFIER).defaultValue("public")
             .doc("Schema of the outbox table and of QueueBox's own tables."));
-    public static final ConfigKey OUTBOX_TABLE = register(key("outbox.table", Type.IDENTIFIER).defaultValue("outbox")
-            .doc("Name of the outbox table."));
+    public static final ConfigKey OUTBOX_TABLE = register(key("outbox.table", Type.IDENTIFIER).defaultValue("queuebox_outbox")
+            .doc("Name of the outbox table (at most 48 characters: its indexes are named after it)."));
     public static final ConfigKey OUTBOX_POLL_INTERVAL_MS = register(key("outbox.pollIntervalMs", Type.MILLIS)
             .defaultValue(500).range(10, 3_600_000)
             .doc("Polling mode: the longest delivery waits before looking for new rows."));
@@ -77,6 +77,9 @@ public final class Keys {
     public static final ConfigKey RETENTION_SENT_HOURS = register(key("outbox.retention.sentHours", Type.INTEGER)
             .defaultValue(24).range(0, 87_600)
             .doc("How long sent rows are kept before the purge deletes them."));
+    public static final ConfigKey PURGE_ENABLED = register(key("outbox.purge.enabled", Type.BOOLEAN)
+            .defaultValue(true)
+            .doc("Whether this process purges sent rows older than outbox.retention.sentHours."));
     public static final ConfigKey PURGE_INTERVAL_MS = register(key("outbox.purge.intervalMs", Type.MILLIS)
             .defaultValue(60_000).range(1000, 86_400_000)
             .doc("How often the purge runs."));
