@@ -19,8 +19,8 @@ final class ConfigCommand implements Runnable {
     }
 
     @Command(name = "check", mixinStandardHelpOptions = true,
-            description = {"Loads and validates the configuration (file, then environment) and prints the effective",
-                    "values with their origin, secrets masked. Exits 2 listing every problem."})
+            description = "Loads and validates the configuration (file, then environment) and prints the effective"
+                    + " values with their origin, secrets masked. Exits 2 listing every problem.")
     static final class Check implements Callable<Integer> {
 
         private final CliContext context;

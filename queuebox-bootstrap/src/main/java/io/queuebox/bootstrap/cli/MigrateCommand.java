@@ -15,8 +15,8 @@ import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Spec;
 
 @Command(name = "migrate", mixinStandardHelpOptions = true,
-        description = {"Creates or upgrades the outbox table and QueueBox's tables with Flyway, recording the",
-                "history in its own table queuebox_schema_history (never the application's)."})
+        description = "Creates or upgrades the outbox table and QueueBox's tables with Flyway; the history goes to"
+                + " QueueBox's own table queuebox_schema_history, never the application's.")
 final class MigrateCommand implements Callable<Integer> {
 
     private final CliContext context;
@@ -32,7 +32,7 @@ final class MigrateCommand implements Callable<Integer> {
     public Integer call() {
         QueueBoxConfig config = context.loadConfig();
         Logging.configure(config);
-        try (HikariDataSource dataSource = Pools.delivery(config, null)) {
+        try (HikariDataSource dataSource = Pools.operator(config)) {
             DatabaseWait.await(dataSource, config.string(Keys.DATABASE_URL), config.millis(Keys.STARTUP_DATABASE_WAIT_MS));
             MigrateResult result = Migrations.migrate(dataSource, config);
             PrintWriter out = spec.commandLine().getOut();

@@ -16,9 +16,9 @@ import picocli.CommandLine.ScopeType;
                 "  2  bad configuration or command line (every problem is printed)",
                 "  3  database unreachable at start after startup.databaseWaitMs",
                 "",
-                "Configuration: YAML file (--config, default ./queuebox.yaml), each key overridable by the",
-                "environment variable QUEUEBOX_<KEY>: dots and camelCase boundaries become _, upper-cased",
-                "(outbox.pollIntervalMs -> QUEUEBOX_OUTBOX_POLL_INTERVAL_MS)."})
+                "Configuration: a YAML file (--config, default ./queuebox.yaml); every key",
+                "can be overridden by QUEUEBOX_<KEY>, with dots and camelCase boundaries",
+                "as _, upper-cased: outbox.pollIntervalMs -> QUEUEBOX_OUTBOX_POLL_INTERVAL_MS"})
 final class RootCommand implements Callable<Integer> {
 
     private final CliContext context;

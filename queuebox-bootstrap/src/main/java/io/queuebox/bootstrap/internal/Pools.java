@@ -31,6 +31,11 @@ public final class Pools {
                 ownAccount ? Keys.CAPTURE_PASSWORD : Keys.DATABASE_PASSWORD, registry);
     }
 
+    /** A pool of two connections for one operator command (migrate, outbox stats, replay). */
+    public static HikariDataSource operator(QueueBoxConfig config) {
+        return create(config, "queuebox-operator", 2, Keys.DATABASE_USERNAME, Keys.DATABASE_PASSWORD, null);
+    }
+
     private static HikariDataSource create(QueueBoxConfig config, String name, int maxSize, ConfigKey userKey,
                                            ConfigKey passwordKey, MeterRegistry registry) {
         HikariConfig hikari = new HikariConfig();
