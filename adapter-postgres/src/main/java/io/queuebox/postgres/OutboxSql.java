@@ -1,0 +1,109 @@
+package io.queuebox.postgres;
+
+/**
+ * Every statement of the store, rendered once for one table. Durations travel as microseconds and become
+ * intervals in SQL, so all time arithmetic happens on the database clock.
+ */
+final class OutboxSql {
+
+    /** Columns of a row as deliveries and parked events need them; headers come back as two aligned arrays. */
+    private static final String EVENT_COLUMNS = "seq, event_id, aggregate_type, aggregate_id, event_type, destination,"
+            + " payload, content_type, created_at, attempts, last_error,"
+            + " ARRAY(SELECT h.key FROM jsonb_each_text(headers) h ORDER BY h.key) AS header_names,"
+            + " ARRAY(SELECT h.value FROM jsonb_each_text(headers) h ORDER BY h.key) AS header_values";
+
+    private static final String MICROS = " * interval '1 microsecond'";
+
+    /**
+     * When a pending row becomes claimable on its own: its due time, or its lease expiry if later
+     * ({@code greatest} ignores a null lease). Written exactly as the expression index
+     * {@code <table>_pending_ready_idx} so the planner can use it; {@code %} stands for the table alias.
+     */
+    private static final String READY_AT = "greatest(%.next_attempt_at, %.lease_until)";
+
+    final String claimOrdered;
+    final String claimUnordered;
+    final String markSent;
+    final String deleteSent;
+    final String reschedule;
+    final String park;
+    final String release;
+    final String renew;
+    final String timeUntilNextDue;
+    final String purgeSent;
+    final String stats;
+    final String parkedSelect;
+    final String replay;
+
+    OutboxSql(PostgresOutboxSettings settings) {
+        String t = settings.qualifiedTable();
+        claimOrdered = claim(t, true);
+        claimUnordered = claim(t, false);
+        markSent = "UPDATE " + t + " SET status = 'sent', sent_at = now(), lease_token = NULL, lease_until = NULL"
+                + " WHERE lease_token = :token AND status = 'pending' AND event_id = ANY(:ids)";
+        deleteSent = "DELETE FROM " + t + " WHERE lease_token = :token AND status = 'pending' AND event_id = ANY(:ids)";
+        reschedule = "UPDATE " + t + " AS o SET attempts = o.attempts + 1, last_error = r.reason,"
+                + " next_attempt_at = now() + r.delay_micros" + MICROS + ", lease_token = NULL, lease_until = NULL"
+                + " FROM unnest(:ids::uuid[], :delays::bigint[], :reasons::text[]) AS r(event_id, delay_micros, reason)"
+                + " WHERE o.event_id = r.event_id AND o.lease_token = :token AND o.status = 'pending'";
+        park = "UPDATE " + t + " AS o SET status = 'parked', attempts = o.attempts + 1, last_error = r.reason,"
+                + " lease_token = NULL, lease_until = NULL"
+                + " FROM unnest(:ids::uuid[], :reasons::text[]) AS r(event_id, reason)"
+                + " WHERE o.event_id = r.event_id AND o.lease_token = :token AND o.status = 'pending'";
+        release = "UPDATE " + t + " SET lease_token = NULL, lease_until = NULL"
+                + " WHERE lease_token = :token AND status = 'pending' AND event_id = ANY(:ids)";
+        renew = "UPDATE " + t + " SET lease_until = now() + :leaseMicros" + MICROS
+                + " WHERE lease_token = :token AND status = 'pending'";
+        timeUntilNextDue = "SELECT (extract(epoch FROM min(" + READY_AT.replace("%", "o") + ") - now()) * 1000000)::bigint"
+                + " AS micros FROM " + t + " o WHERE o.status = 'pending'";
+        purgeSent = "DELETE FROM " + t + " WHERE event_id IN (SELECT event_id FROM " + t
+                + " WHERE status = 'sent' AND sent_at < now() - :retentionMicros" + MICROS
+                + " ORDER BY sent_at LIMIT :maxRows FOR UPDATE SKIP LOCKED)";
+        stats = "SELECT count(*) FILTER (WHERE status = 'pending') AS pending,"
+                + " count(*) FILTER (WHERE status = 'pending' AND lease_until > now()) AS leased,"
+                + " count(*) FILTER (WHERE status = 'parked') AS parked,"
+                + " (extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'pending')) * 1000000)::bigint"
+                + " AS oldest_micros FROM " + t + " WHERE status <> 'sent'";
+        parkedSelect = "SELECT " + EVENT_COLUMNS + " FROM " + t + " WHERE status = 'parked' AND <selector>"
+                + " ORDER BY seq LIMIT :limit";
+        replay = "UPDATE " + t + " SET status = 'pending', next_attempt_at = now(), attempts = 0,"
+                + " lease_token = NULL, lease_until = NULL WHERE status = 'parked' AND <selector>";
+    }
+
+    /**
+     * The claim, one statement. {@code candidates} locks, in sequence order, pending rows that are ready (due
+     * and not under a live lease) and that no earlier row of their aggregate holds back (an earlier pending
+     * row that is not ready, or a parked one under HOLD_AGGREGATE), skipping rows another claimer is locking
+     * right now. A skipped row is invisible to that check, so {@code gaps} finds, per aggregate, the first
+     * earlier unsent row that is not among the locked candidates, and {@code claimable} keeps only the rows
+     * before it: the in-batch rule, and the guard that a later row is never claimed while a concurrent
+     * claimer holds its earlier sibling.
+     */
+    private static String claim(String t, boolean ordered) {
+        String notHeldBack = " AND NOT EXISTS (SELECT 1 FROM " + t + " e"
+                + " WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.seq < o.seq"
+                + " AND ((e.status = 'pending' AND " + READY_AT.replace("%", "e") + " > now())"
+                + " OR (e.status = 'parked' AND :parkedHolds)))";
+        String candidates = "SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id FROM " + t + " o"
+                + " WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()"
+                + (ordered ? notHeldBack : "")
+                + " ORDER BY o.seq LIMIT :maxRows FOR UPDATE OF o SKIP LOCKED";
+        String claimable = ordered
+                ? "gaps AS MATERIALIZED (SELECT a.aggregate_type, a.aggregate_id, (SELECT min(e.seq) FROM " + t + " e"
+                        + " WHERE e.aggregate_type = a.aggregate_type AND e.aggregate_id = a.aggregate_id"
+                        + " AND e.seq < a.last_seq AND e.status <> 'sent'"
+                        + " AND (e.status = 'pending' OR :parkedHolds)"
+                        + " AND e.event_id NOT IN (SELECT x.event_id FROM candidates x)) AS first_gap"
+                        + " FROM (SELECT aggregate_type, aggregate_id, max(seq) AS last_seq FROM candidates"
+                        + " GROUP BY aggregate_type, aggregate_id) a),"
+                        + " claimable AS (SELECT c.event_id FROM candidates c JOIN gaps g"
+                        + " ON g.aggregate_type = c.aggregate_type AND g.aggregate_id = c.aggregate_id"
+                        + " WHERE g.first_gap IS NULL OR c.seq < g.first_gap)"
+                : "claimable AS (SELECT c.event_id FROM candidates c)";
+        return "WITH candidates AS MATERIALIZED (" + candidates + "), " + claimable + ","
+                + " claimed AS (UPDATE " + t + " AS u SET lease_owner = :owner, lease_token = :token,"
+                + " lease_until = now() + :leaseMicros" + MICROS
+                + " FROM claimable WHERE u.event_id = claimable.event_id RETURNING u.*)"
+                + " SELECT " + EVENT_COLUMNS + " FROM claimed ORDER BY seq";
+    }
+}

@@ -1,0 +1,142 @@
+package io.queuebox.postgres;
+
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * Where the PostgreSQL outbox lives and how the writer and the store treat it.
+ *
+ * <p>Schema and table names are identifiers taken from configuration, so they are validated before
+ * they reach SQL: lower-case letters, digits and {@code _}, starting with a letter or {@code _}; a
+ * schema up to 63 characters, a table up to 48 (the indexes are named after the table with a suffix
+ * and must stay within PostgreSQL's 63). Upper case is refused rather than folded, so the name you
+ * configure is exactly the name in the catalog. The SQL quotes them anyway.
+ */
+public final class PostgresOutboxSettings {
+
+    /** The default schema: {@code public}. */
+    public static final String DEFAULT_SCHEMA = "public";
+    /** The default outbox table: {@code queuebox_outbox}. */
+    public static final String DEFAULT_TABLE = "queuebox_outbox";
+    /** The default largest payload the writer accepts: 1 MiB. */
+    public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
+
+    private static final Pattern SCHEMA = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
+    private static final Pattern TABLE = Pattern.compile("[a-z_][a-z0-9_]{0,47}");
+
+    private final String schema;
+    private final String table;
+    private final int maxPayloadBytes;
+    private final boolean deleteOnSend;
+
+    private PostgresOutboxSettings(Builder builder) {
+        this.schema = builder.schema;
+        this.table = builder.table;
+        this.maxPayloadBytes = builder.maxPayloadBytes;
+        this.deleteOnSend = builder.deleteOnSend;
+    }
+
+    /** The defaults: {@code public.queuebox_outbox}, 1 MiB payloads, sent rows kept until purged. */
+    public static PostgresOutboxSettings defaults() {
+        return builder().build();
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    public String schema() {
+        return schema;
+    }
+
+    public String table() {
+        return table;
+    }
+
+    public int maxPayloadBytes() {
+        return maxPayloadBytes;
+    }
+
+    public boolean deleteOnSend() {
+        return deleteOnSend;
+    }
+
+    /** {@code "schema"."table"}, ready for SQL. */
+    String qualifiedTable() {
+        return quote(schema) + "." + quote(table);
+    }
+
+    /** {@code "schema"."queuebox_capture_state"}, ready for SQL. */
+    String qualifiedCaptureStateTable() {
+        return quote(schema) + "." + quote("queuebox_capture_state");
+    }
+
+    /** For messages: {@code schema.table}. */
+    String displayName() {
+        return schema + "." + table;
+    }
+
+    static String quote(String identifier) {
+        return '"' + identifier + '"';
+    }
+
+    @Override
+    public String toString() {
+        return "PostgresOutboxSettings[" + displayName() + ", maxPayloadBytes=" + maxPayloadBytes
+                + ", deleteOnSend=" + deleteOnSend + "]";
+    }
+
+    /** Validates every value as it is set, naming the configuration key in the message. */
+    public static final class Builder {
+        private String schema = DEFAULT_SCHEMA;
+        private String table = DEFAULT_TABLE;
+        private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+        private boolean deleteOnSend;
+
+        private Builder() {
+        }
+
+        /** {@code outbox.schema}; default {@code public}. */
+        public Builder schema(String value) {
+            this.schema = identifier("outbox.schema", value, SCHEMA, 63);
+            return this;
+        }
+
+        /** {@code outbox.table}; default {@code queuebox_outbox}. */
+        public Builder table(String value) {
+            this.table = identifier("outbox.table", value, TABLE, 48);
+            return this;
+        }
+
+        /** {@code outbox.maxPayloadBytes}: the largest payload the writer accepts; default 1 MiB, at least 1. */
+        public Builder maxPayloadBytes(int value) {
+            if (value < 1) {
+                throw new IllegalArgumentException("outbox.maxPayloadBytes: must be at least 1, got: " + value);
+            }
+            this.maxPayloadBytes = value;
+            return this;
+        }
+
+        /**
+         * {@code outbox.deleteOnSend}: delete a row once the broker confirmed it instead of marking it
+         * sent (and purging it later); default false.
+         */
+        public Builder deleteOnSend(boolean value) {
+            this.deleteOnSend = value;
+            return this;
+        }
+
+        public PostgresOutboxSettings build() {
+            return new PostgresOutboxSettings(this);
+        }
+
+        private static String identifier(String key, String value, Pattern pattern, int maxLength) {
+            Objects.requireNonNull(value, key);
+            if (!pattern.matcher(value).matches()) {
+                throw new IllegalArgumentException(key + ": '" + value + "' is not a valid identifier: use 1-"
+                        + maxLength + " lower-case letters, digits or '_', starting with a letter or '_'");
+            }
+            return value;
+        }
+    }
+}

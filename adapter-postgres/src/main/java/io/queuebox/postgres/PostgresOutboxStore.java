@@ -1,0 +1,269 @@
+package io.queuebox.postgres;
+
+import io.queuebox.ports.BacklogStats;
+import io.queuebox.ports.ClaimBatch;
+import io.queuebox.ports.ClaimRequest;
+import io.queuebox.ports.ClaimedDelivery;
+import io.queuebox.ports.LeaseToken;
+import io.queuebox.ports.Ordering;
+import io.queuebox.ports.OutboxEvent;
+import io.queuebox.ports.OutboxStore;
+import io.queuebox.ports.Park;
+import io.queuebox.ports.ParkedEvent;
+import io.queuebox.ports.ParkingPolicy;
+import io.queuebox.ports.ReplaySelector;
+import io.queuebox.ports.Reschedule;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Timestamp;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.function.Function;
+import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.SqlStatement;
+import org.jdbi.v3.core.statement.TemplateEngine;
+import org.jdbi.v3.core.statement.Update;
+
+/** Each method is one statement in its own short transaction (autocommit), so no lock outlives a call. */
+final class PostgresOutboxStore implements OutboxStore {
+
+    private final Jdbi jdbi;
+    private final PostgresOutboxSettings settings;
+    private final OutboxSql sql;
+
+    PostgresOutboxStore(Jdbi jdbi, PostgresOutboxSettings settings) {
+        this.jdbi = Objects.requireNonNull(jdbi, "jdbi");
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.sql = new OutboxSql(settings);
+    }
+
+    @Override
+    public ClaimBatch claim(ClaimRequest request) {
+        LeaseToken token = LeaseToken.random();
+        boolean ordered = request.ordering() == Ordering.PER_AGGREGATE;
+        List<ClaimedDelivery> deliveries = jdbi.withHandle(handle -> {
+            var query = plain(handle.createQuery(ordered ? sql.claimOrdered : sql.claimUnordered))
+                    .bind("maxRows", request.maxRows())
+                    .bind("owner", request.owner())
+                    .bind("token", token.value())
+                    .bind("leaseMicros", micros(request.leaseLength()));
+            if (ordered) {
+                query.bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE);
+            }
+            return query.map((rs, ctx) -> new ClaimedDelivery(rs.getLong("seq"), event(rs), rs.getInt("attempts"),
+                    token, instant(rs, "created_at"))).list();
+        });
+        return new ClaimBatch(token, deliveries);
+    }
+
+    @Override
+    public int markSent(LeaseToken lease, Collection<UUID> eventIds) {
+        Objects.requireNonNull(lease, "lease");
+        if (eventIds.isEmpty()) {
+            return 0;
+        }
+        return update(settings.deleteOnSend() ? sql.deleteSent : sql.markSent, statement -> statement
+                .bind("token", lease.value())
+                .bindArray("ids", UUID.class, eventIds));
+    }
+
+    @Override
+    public int reschedule(LeaseToken lease, List<Reschedule> retries) {
+        Objects.requireNonNull(lease, "lease");
+        if (retries.isEmpty()) {
+            return 0;
+        }
+        List<UUID> ids = new ArrayList<>();
+        List<Long> delays = new ArrayList<>();
+        List<String> reasons = new ArrayList<>();
+        for (Reschedule retry : retries) {
+            ids.add(retry.eventId());
+            delays.add(micros(retry.delay()));
+            reasons.add(storable(retry.reason()));
+        }
+        return update(sql.reschedule, statement -> statement
+                .bind("token", lease.value())
+                .bindArray("ids", UUID.class, ids)
+                .bindArray("delays", Long.class, delays)
+                .bindArray("reasons", String.class, reasons));
+    }
+
+    @Override
+    public int park(LeaseToken lease, List<Park> parkings) {
+        Objects.requireNonNull(lease, "lease");
+        if (parkings.isEmpty()) {
+            return 0;
+        }
+        List<UUID> ids = new ArrayList<>();
+        List<String> reasons = new ArrayList<>();
+        for (Park parking : parkings) {
+            ids.add(parking.eventId());
+            reasons.add(storable(parking.reason()));
+        }
+        return update(sql.park, statement -> statement
+                .bind("token", lease.value())
+                .bindArray("ids", UUID.class, ids)
+                .bindArray("reasons", String.class, reasons));
+    }
+
+    @Override
+    public int release(LeaseToken lease, Collection<UUID> eventIds) {
+        Objects.requireNonNull(lease, "lease");
+        if (eventIds.isEmpty()) {
+            return 0;
+        }
+        return update(sql.release, statement -> statement
+                .bind("token", lease.value())
+                .bindArray("ids", UUID.class, eventIds));
+    }
+
+    @Override
+    public int renew(LeaseToken lease, Duration leaseLength) {
+        Objects.requireNonNull(lease, "lease");
+        if (leaseLength.isNegative() || leaseLength.isZero()) {
+            throw new IllegalArgumentException("leaseLength must be positive, got: " + leaseLength);
+        }
+        return update(sql.renew, statement -> statement
+                .bind("token", lease.value())
+                .bind("leaseMicros", micros(leaseLength)));
+    }
+
+    @Override
+    public Optional<Duration> timeUntilNextDue() {
+        return jdbi.withHandle(handle -> plain(handle.createQuery(sql.timeUntilNextDue))
+                .map((rs, ctx) -> {
+                    long micros = rs.getLong("micros");
+                    if (rs.wasNull()) {
+                        return Optional.<Duration>empty();
+                    }
+                    return Optional.of(micros <= 0 ? Duration.ZERO : Duration.ofNanos(micros * 1000));
+                })
+                .one());
+    }
+
+    @Override
+    public int purgeSent(Duration retention, int maxRows) {
+        Objects.requireNonNull(retention, "retention");
+        if (retention.isNegative()) {
+            throw new IllegalArgumentException("retention must not be negative, got: " + retention);
+        }
+        if (maxRows < 1) {
+            throw new IllegalArgumentException("maxRows must be >= 1, got: " + maxRows);
+        }
+        return update(sql.purgeSent, statement -> statement
+                .bind("retentionMicros", micros(retention))
+                .bind("maxRows", maxRows));
+    }
+
+    @Override
+    public BacklogStats stats() {
+        return jdbi.withHandle(handle -> plain(handle.createQuery(sql.stats))
+                .map((rs, ctx) -> {
+                    long oldest = rs.getLong("oldest_micros");
+                    Optional<Duration> age = rs.wasNull()
+                            ? Optional.empty()
+                            : Optional.of(Duration.ofNanos(Math.max(0, oldest) * 1000));
+                    return new BacklogStats(rs.getLong("pending"), rs.getLong("leased"), rs.getLong("parked"), age);
+                })
+                .one());
+    }
+
+    @Override
+    public List<ParkedEvent> parked(ReplaySelector selector, int limit) {
+        Objects.requireNonNull(selector, "selector");
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be >= 1, got: " + limit);
+        }
+        return jdbi.withHandle(handle -> {
+            var query = plain(handle.createQuery(sql.parkedSelect.replace("<selector>", condition(selector))))
+                    .bind("limit", limit);
+            bindSelector(query, selector);
+            return query.map((rs, ctx) -> new ParkedEvent(rs.getLong("seq"), event(rs), rs.getInt("attempts"),
+                    rs.getString("last_error"), instant(rs, "created_at"))).list();
+        });
+    }
+
+    @Override
+    public int replay(ReplaySelector selector) {
+        Objects.requireNonNull(selector, "selector");
+        return update(sql.replay.replace("<selector>", condition(selector)), statement -> {
+            bindSelector(statement, selector);
+            return statement;
+        });
+    }
+
+    private int update(String statementSql, Function<Update, Update> binder) {
+        return jdbi.withHandle(handle -> binder.apply(plain(handle.createUpdate(statementSql))).execute());
+    }
+
+    private static String condition(ReplaySelector selector) {
+        if (selector instanceof ReplaySelector.ByEventIds) {
+            return "event_id = ANY(:ids)";
+        }
+        if (selector instanceof ReplaySelector.ByAggregate) {
+            return "aggregate_type = :aggregateType AND aggregate_id = :aggregateId";
+        }
+        if (selector instanceof ReplaySelector.AllParked) {
+            return "TRUE";
+        }
+        throw new IllegalArgumentException("unknown replay selector: " + selector);
+    }
+
+    private static void bindSelector(SqlStatement<?> statement, ReplaySelector selector) {
+        if (selector instanceof ReplaySelector.ByEventIds byIds) {
+            statement.bindArray("ids", UUID.class, byIds.eventIds());
+        } else if (selector instanceof ReplaySelector.ByAggregate byAggregate) {
+            statement.bind("aggregateType", byAggregate.aggregate().type());
+            statement.bind("aggregateId", byAggregate.aggregate().id());
+        }
+    }
+
+    // The statements are complete SQL; Jdbi's template engine would only misread '<' comparisons.
+    private static <S extends SqlStatement<S>> S plain(S statement) {
+        return statement.setTemplateEngine(TemplateEngine.NOP);
+    }
+
+    private static OutboxEvent event(ResultSet rs) throws SQLException {
+        String[] names = (String[]) rs.getArray("header_names").getArray();
+        String[] values = (String[]) rs.getArray("header_values").getArray();
+        Map<String, String> headers = new LinkedHashMap<>();
+        for (int i = 0; i < names.length; i++) {
+            headers.put(names[i], values[i]);
+        }
+        return new OutboxEvent(rs.getObject("event_id", UUID.class), rs.getString("aggregate_type"),
+                rs.getString("aggregate_id"), rs.getString("event_type"), rs.getString("destination"),
+                rs.getBytes("payload"), rs.getString("content_type"), headers);
+    }
+
+    private static Instant instant(ResultSet rs, String column) throws SQLException {
+        Timestamp timestamp = rs.getTimestamp(column);
+        return timestamp == null ? null : timestamp.toInstant();
+    }
+
+    // Capped at about 290 years, far beyond any lease, delay or retention, so the SQL interval never overflows.
+    private static long micros(Duration duration) {
+        long cap = 9_000_000_000_000_000L;
+        if (duration.getSeconds() >= cap / 1_000_000) {
+            return cap;
+        }
+        return duration.getSeconds() * 1_000_000 + duration.getNano() / 1000;
+    }
+
+    // PostgreSQL text cannot hold U+0000, and a failure reason may carry anything a broker said.
+    private static String storable(String reason) {
+        return reason.replace('\0', '?');
+    }
+
+    @Override
+    public String toString() {
+        return "PostgresOutboxStore[" + settings.displayName() + "]";
+    }
+}

@@ -1,0 +1,46 @@
+package io.queuebox.postgres;
+
+import io.queuebox.testkit.services.TestServices;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Locale;
+import java.util.UUID;
+import javax.sql.DataSource;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/** A schema of its own on the real PostgreSQL for one test class, dropped afterwards. */
+final class TestDatabase implements AutoCloseable {
+
+    final DataSource dataSource;
+    final String schema;
+
+    private TestDatabase(DataSource dataSource, String schema) {
+        this.dataSource = dataSource;
+        this.schema = schema;
+    }
+
+    static TestDatabase withFreshSchema(String prefix) {
+        PGSimpleDataSource dataSource = new PGSimpleDataSource();
+        dataSource.setURL(TestServices.postgresUrl());
+        String schema = ("qb_" + prefix + "_" + UUID.randomUUID().toString().substring(0, 8)).toLowerCase(Locale.ROOT);
+        return new TestDatabase(dataSource, schema);
+    }
+
+    PostgresOutboxSettings.Builder settings() {
+        return PostgresOutboxSettings.builder().schema(schema);
+    }
+
+    void execute(String sql) {
+        try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
+            statement.execute(sql);
+        } catch (SQLException e) {
+            throw new IllegalStateException(sql + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void close() {
+        execute("DROP SCHEMA IF EXISTS \"" + schema + "\" CASCADE");
+    }
+}

@@ -1,0 +1,47 @@
+package io.queuebox.bootstrap;
+
+import com.tngtech.archunit.core.importer.ImportOption;
+import com.tngtech.archunit.junit.AnalyzeClasses;
+import com.tngtech.archunit.junit.ArchTest;
+import com.tngtech.archunit.lang.ArchRule;
+import io.queuebox.testkit.architecture.QueueBoxArchitecture;
+
+/**
+ * The bootstrap sees every module it wires, so it applies every module rule of ARCHITECTURE.md to all the
+ * QueueBox classes on its classpath: ports, domain, the adapters it bundles, the testkit and itself.
+ */
+@AnalyzeClasses(packages = QueueBoxArchitecture.ROOT, importOptions = ImportOption.DoNotIncludeTests.class)
+class ArchitectureTest {
+
+    @ArchTest
+    static final ArchRule ports_depend_only_on_the_jdk = QueueBoxArchitecture.ports_depend_only_on_the_jdk;
+
+    @ArchTest
+    static final ArchRule the_domain_depends_only_on_the_ports_and_the_jdk =
+            QueueBoxArchitecture.the_domain_depends_only_on_the_ports_and_the_jdk;
+
+    @ArchTest
+    static final ArchRule ports_and_domain_use_no_infrastructure_library =
+            QueueBoxArchitecture.ports_and_domain_use_no_infrastructure_library;
+
+    @ArchTest
+    static final ArchRule adapters_do_not_depend_on_the_domain = QueueBoxArchitecture.adapters_do_not_depend_on_the_domain;
+
+    @ArchTest
+    static final ArchRule adapters_do_not_depend_on_each_other = QueueBoxArchitecture.adapters_do_not_depend_on_each_other;
+
+    @ArchTest
+    static final ArchRule adapters_do_not_depend_on_the_bootstrap =
+            QueueBoxArchitecture.adapters_do_not_depend_on_the_bootstrap;
+
+    @ArchTest
+    static final ArchRule modules_are_free_of_cycles = QueueBoxArchitecture.modules_are_free_of_cycles;
+
+    @ArchTest
+    static final ArchRule the_domain_neither_reads_the_wall_clock_nor_sleeps =
+            QueueBoxArchitecture.the_domain_neither_reads_the_wall_clock_nor_sleeps;
+
+    @ArchTest
+    static final ArchRule only_the_bootstrap_reads_environment_variables_and_system_properties =
+            QueueBoxArchitecture.only_the_bootstrap_reads_environment_variables_and_system_properties;
+}

@@ -1,0 +1,599 @@
+package io.queuebox.domain;
+
+import io.queuebox.ports.ClaimBatch;
+import io.queuebox.ports.ClaimRequest;
+import io.queuebox.ports.ClaimedDelivery;
+import io.queuebox.ports.DeliveryListener;
+import io.queuebox.ports.LeaseToken;
+import io.queuebox.ports.MessagePublisher;
+import io.queuebox.ports.OutboxStore;
+import io.queuebox.ports.Park;
+import io.queuebox.ports.PublishOutcome;
+import io.queuebox.ports.Reschedule;
+import io.queuebox.ports.WakeReason;
+import io.queuebox.ports.WakeSource;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.random.RandomGenerator;
+
+/**
+ * The delivery engine: claims due outbox rows, publishes them, and records what became of them.
+ *
+ * <h2>Loop</h2>
+ * Each of {@link DeliverySettings#workers()} worker threads ({@code queuebox-worker-N}, not daemon)
+ * repeats: claim with {@link DeliverySettings#claimRequest()}; if nothing was claimed, wait for the next
+ * wake; otherwise publish (renewing the lease every third of its length while the publish runs), write
+ * the {@link OutcomePlan} with one bulk store call per kind ({@code markSent}, {@code reschedule},
+ * {@code park}, {@code release}), report to the {@link DeliveryListener}, and, when the batch was full,
+ * claim again at once ({@link WakeReason#FULL_BATCH}).
+ *
+ * <h2>Waking</h2>
+ * An idle worker wakes at the earliest of ({@link WakeSchedule}): the wake interval, the next retry this
+ * engine scheduled, the next lease it knows to expire, a wake-up through {@link #wake} or a
+ * {@link WakeSource}, and shutdown. {@link OutboxStore#timeUntilNextDue()} is asked once at start, to
+ * learn about retries left by a previous run; the idle loop makes exactly one store call, the claim, per
+ * wake interval and worker. Wake-ups coalesce: any number of them during a claim cause one more claim.
+ *
+ * <h2>Errors</h2>
+ * A store or publisher exception is reported through {@link DeliveryListener#onError} and never stops
+ * the engine. A publish exception counts as a retriable failure of every row of the batch; after any
+ * error the worker pauses for {@code min(wakeInterval, 1 s)} before it claims again. An update that
+ * touches fewer rows than planned (the lease expired and another claimer took the rows) is reported
+ * through {@link DeliveryListener#onLeaseLost}.
+ *
+ * <h2>Housekeeping</h2>
+ * With {@link DeliverySettings#purgeEnabled()}, a {@code queuebox-housekeeping} thread deletes sent rows
+ * older than the retention every purge interval, calling {@link OutboxStore#purgeSent} again while it
+ * returns a full batch.
+ *
+ * <h2>Shutdown</h2>
+ * {@link #stop(Duration)} stops claiming, wakes every thread, and lets in-flight publishes finish and
+ * record their outcomes until the deadline; after the deadline it releases the leases of the batches
+ * still in flight (their late outcomes are then discarded), and closes the wake sources. It never closes
+ * the store or the publisher: their owner does, after the engine stopped.
+ *
+ * <h2>Time</h2>
+ * Instants (retry due times, lease expiry, elapsed times) come from the injected {@link Clock}; waiting
+ * uses {@link java.util.concurrent.locks.Condition#awaitNanos}. The clock must advance with real time.
+ */
+public final class DeliveryEngine implements AutoCloseable {
+
+    private static final Duration MAX_ERROR_PAUSE = Duration.ofSeconds(1);
+
+    private enum State { NEW, RUNNING, STOPPING, STOPPED }
+
+    private final OutboxStore store;
+    private final MessagePublisher publisher;
+    private final DeliverySettings settings;
+    private final Clock clock;
+    private final DeliveryListener listener;
+    private final List<WakeSource> wakeSources;
+    private final RandomGenerator random;
+    private final ClaimRequest claimRequest;
+    private final Duration errorPause;
+
+    private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
+    private final WakeSignal signal = new WakeSignal();
+    private final WakeSignal renewerSignal = new WakeSignal();
+    private final Deadlines deadlines;
+    private final Map<LeaseToken, InFlightBatch> inFlight = new ConcurrentHashMap<>();
+    private final List<Thread> threads = new ArrayList<>();
+    private volatile CountDownLatch finished;
+    private Thread renewer;
+
+    private DeliveryEngine(Builder builder) {
+        this.store = builder.store;
+        this.publisher = builder.publisher;
+        this.settings = builder.settings;
+        this.clock = builder.clock;
+        this.listener = new SafeListener(builder.listener);
+        this.wakeSources = List.copyOf(builder.wakeSources);
+        this.random = builder.random == null ? new ThreadLocalRandomGenerator() : new SynchronizedRandom(builder.random);
+        this.claimRequest = settings.claimRequest();
+        this.errorPause = settings.wakeInterval().compareTo(MAX_ERROR_PAUSE) < 0 ? settings.wakeInterval()
+                : MAX_ERROR_PAUSE;
+        this.deadlines = new Deadlines(clock);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /**
+     * Starts the workers, the lease renewer, the housekeeping thread (if purging is enabled) and the wake
+     * sources. Returns at once.
+     *
+     * @throws IllegalStateException when the engine was started before
+     */
+    public void start() {
+        if (!state.compareAndSet(State.NEW, State.RUNNING)) {
+            throw new IllegalStateException("the delivery engine was already started (state " + state.get() + ")");
+        }
+        int counted = settings.workers() + (settings.purgeEnabled() ? 1 : 0);
+        finished = new CountDownLatch(counted);
+        for (int i = 1; i <= settings.workers(); i++) {
+            int index = i;
+            threads.add(thread("queuebox-worker-" + i, () -> runWorker(index)));
+        }
+        if (settings.purgeEnabled()) {
+            threads.add(thread("queuebox-housekeeping", this::runHousekeeping));
+        }
+        renewer = thread("queuebox-lease-renewer", this::runRenewer);
+        threads.forEach(Thread::start);
+        renewer.start();
+        for (WakeSource source : wakeSources) {
+            try {
+                source.start(this::wake);
+            } catch (RuntimeException e) {
+                listener.onError("wakeSource.start", e);
+            }
+        }
+    }
+
+    /**
+     * Asks the workers to claim now. Thread-safe, returns at once; wake-ups that arrive while the workers
+     * are busy coalesce into one more claim. Ignored unless the engine is running.
+     */
+    public void wake(WakeReason reason) {
+        Objects.requireNonNull(reason, "reason");
+        if (state.get() == State.RUNNING) {
+            signal.wake(reason);
+        }
+    }
+
+    /** This engine as the listener a {@link WakeSource} calls. */
+    public WakeSource.WakeListener asWakeListener() {
+        return this::wake;
+    }
+
+    /** Whether the engine was started and not yet stopped. */
+    public boolean isRunning() {
+        return state.get() == State.RUNNING;
+    }
+
+    /** The settings the engine runs with. */
+    public DeliverySettings settings() {
+        return settings;
+    }
+
+    /** {@link #stop(Duration)} with {@link DeliverySettings#shutdownDeadline()}. */
+    @Override
+    public void close() {
+        stop(settings.shutdownDeadline());
+    }
+
+    /**
+     * Stops the engine: no new claims; in-flight publishes may finish and record their outcomes until
+     * {@code deadline}; after it, the leases of batches still in flight are released. Wake sources are
+     * closed; the store and the publisher are not. Idempotent.
+     *
+     * @return whether every worker and the housekeeping thread finished within the deadline
+     */
+    public boolean stop(Duration deadline) {
+        Objects.requireNonNull(deadline, "deadline");
+        if (state.compareAndSet(State.NEW, State.STOPPED)) {
+            return true;
+        }
+        if (!state.compareAndSet(State.RUNNING, State.STOPPING)) {
+            return awaitFinished(deadline);
+        }
+        signal.shutdown();
+        boolean inTime = awaitFinished(deadline);
+        if (!inTime) {
+            for (InFlightBatch batch : inFlight.values()) {
+                if (batch.settle()) {
+                    release(batch.lease(), batch.eventIds());
+                }
+            }
+        }
+        renewerSignal.shutdown();
+        for (WakeSource source : wakeSources) {
+            try {
+                source.close();
+            } catch (RuntimeException e) {
+                listener.onError("wakeSource.close", e);
+            }
+        }
+        state.set(State.STOPPED);
+        return inTime;
+    }
+
+    private boolean awaitFinished(Duration deadline) {
+        if (finished == null) {
+            return true;
+        }
+        try {
+            return finished.await(deadline.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return finished.getCount() == 0;
+        }
+    }
+
+    private static Thread thread(String name, Runnable body) {
+        Thread thread = new Thread(body, name);
+        thread.setDaemon(false);
+        return thread;
+    }
+
+    // ---------------------------------------------------------------- workers
+
+    private enum Cycle { EMPTY, PARTIAL, FULL, FAILED }
+
+    private void runWorker(int index) {
+        try {
+            if (index == 1) {
+                learnDeadlinesLeftByEarlierRuns();
+            }
+            long seen = signal.wakes();
+            WakeReason reason = null;
+            while (!signal.isShutdown()) {
+                if (reason != null) {
+                    listener.onWake(reason);
+                }
+                Cycle cycle = deliverOnce();
+                if (signal.isShutdown()) {
+                    break;
+                }
+                if (cycle == Cycle.FULL) {
+                    reason = WakeReason.FULL_BATCH;
+                    seen = signal.wakes();
+                } else if (cycle == Cycle.FAILED) {
+                    if (!signal.pause(errorPause)) {
+                        break;
+                    }
+                    reason = WakeReason.INTERVAL;
+                    seen = signal.wakes();
+                } else {
+                    WakeSignal.Woken woken = signal.await(seen, settings.wakeInterval(), this::planWake);
+                    if (woken.reason() == WakeReason.SHUTDOWN) {
+                        break;
+                    }
+                    reason = woken.reason();
+                    seen = woken.wakesSeen();
+                }
+            }
+        } finally {
+            finished.countDown();
+        }
+    }
+
+    private WakeSchedule.Wake planWake(Duration intervalLeft) {
+        return WakeSchedule.next(intervalLeft, deadlines.untilNextRetry(), deadlines.untilNextLeaseExpiry(),
+                Optional.empty(), false);
+    }
+
+    private void learnDeadlinesLeftByEarlierRuns() {
+        try {
+            Optional<Duration> next = store.timeUntilNextDue();
+            if (next.isPresent() && next.get().compareTo(Duration.ZERO) > 0) {
+                deadlines.retryDueAt(clock.instant().plus(next.get()));
+                signal.scheduleChanged();
+            }
+        } catch (RuntimeException e) {
+            listener.onError("timeUntilNextDue", e);
+        }
+    }
+
+    private Cycle deliverOnce() {
+        Instant claimStart = clock.instant();
+        deadlines.reachedAt(claimStart);
+        ClaimBatch batch;
+        try {
+            batch = store.claim(claimRequest);
+        } catch (RuntimeException e) {
+            listener.onError("claim", e);
+            return Cycle.FAILED;
+        }
+        Instant claimEnd = clock.instant();
+        listener.onClaimed(batch.size(), Duration.between(claimStart, claimEnd));
+        if (batch.isEmpty()) {
+            return Cycle.EMPTY;
+        }
+        InFlightBatch flight = new InFlightBatch(batch, claimStart, settings.leaseLength(),
+                settings.leaseRenewalInterval());
+        if (signal.isShutdown()) {
+            // The claim returned after shutdown began: hand the rows straight back.
+            release(batch.lease(), flight.eventIds());
+            return Cycle.FAILED;
+        }
+        inFlight.put(batch.lease(), flight);
+        renewerSignal.wake(WakeReason.DEADLINE);
+        boolean failed = false;
+        List<PublishOutcome> outcomes;
+        try {
+            outcomes = publisher.publish(batch.deliveries());
+            listener.onPublished(outcomes == null ? List.of()
+                            : outcomes.stream().filter(Objects::nonNull).toList(),
+                    Duration.between(claimEnd, clock.instant()));
+        } catch (RuntimeException e) {
+            listener.onError("publish", e);
+            failed = true;
+            String reason = "publisher threw " + e.getClass().getSimpleName()
+                    + (e.getMessage() == null ? "" : ": " + e.getMessage());
+            outcomes = batch.deliveries().stream()
+                    .map(d -> PublishOutcome.retriable(d.eventId(), reason)).toList();
+        } finally {
+            inFlight.remove(batch.lease());
+        }
+        if (!flight.settle()) {
+            // The shutdown deadline passed and the engine released this batch; its outcome is stale.
+            return Cycle.FAILED;
+        }
+        OutcomePlan plan = OutcomePlan.plan(batch.deliveries(), outcomes, settings.ordering(),
+                settings.retryPolicy(), random);
+        failed |= !record(batch, plan, flight);
+        if (failed) {
+            return Cycle.FAILED;
+        }
+        return batch.size() >= settings.batchSize() ? Cycle.FULL : Cycle.PARTIAL;
+    }
+
+    /** Writes the plan; false when a write failed. */
+    private boolean record(ClaimBatch batch, OutcomePlan plan, InFlightBatch flight) {
+        LeaseToken lease = batch.lease();
+        Map<UUID, ClaimedDelivery> byId = new HashMap<>();
+        for (ClaimedDelivery delivery : batch.deliveries()) {
+            byId.put(delivery.eventId(), delivery);
+        }
+        int expected = 0;
+        int updated = 0;
+        boolean ok = true;
+        if (!plan.sent().isEmpty()) {
+            try {
+                updated += store.markSent(lease, plan.sent());
+                expected += plan.sent().size();
+                listener.onDelivered(plan.sent().stream().map(byId::get).toList());
+            } catch (RuntimeException e) {
+                listener.onError("markSent", e);
+                ok = false;
+            }
+        }
+        if (!plan.reschedules().isEmpty()) {
+            try {
+                updated += store.reschedule(lease, plan.reschedules());
+                expected += plan.reschedules().size();
+                Instant now = clock.instant();
+                for (Reschedule retry : plan.reschedules()) {
+                    deadlines.retryDueAt(now.plus(retry.delay()));
+                    listener.onRetryScheduled(byId.get(retry.eventId()), retry.delay(), retry.reason());
+                }
+                signal.scheduleChanged();
+            } catch (RuntimeException e) {
+                listener.onError("reschedule", e);
+                ok = false;
+            }
+        }
+        if (!plan.parks().isEmpty()) {
+            try {
+                updated += store.park(lease, plan.parks());
+                expected += plan.parks().size();
+                for (Park park : plan.parks()) {
+                    listener.onParked(byId.get(park.eventId()), park.reason());
+                }
+            } catch (RuntimeException e) {
+                listener.onError("park", e);
+                ok = false;
+            }
+        }
+        if (!plan.released().isEmpty()) {
+            try {
+                updated += store.release(lease, plan.released());
+                expected += plan.released().size();
+            } catch (RuntimeException e) {
+                listener.onError("release", e);
+                ok = false;
+            }
+        }
+        if (updated < expected) {
+            listener.onLeaseLost(lease, expected, updated);
+        }
+        if (!ok) {
+            // Rows whose write failed stay leased until the lease runs out; look again then.
+            deadlines.leaseExpiresAt(flight.leaseExpiry());
+            signal.scheduleChanged();
+        }
+        return ok;
+    }
+
+    private void release(LeaseToken lease, List<UUID> eventIds) {
+        try {
+            int released = store.release(lease, eventIds);
+            if (released < eventIds.size()) {
+                listener.onLeaseLost(lease, eventIds.size(), released);
+            }
+        } catch (RuntimeException e) {
+            listener.onError("release", e);
+        }
+    }
+
+    // ---------------------------------------------------------------- lease renewal
+
+    private void runRenewer() {
+        Duration interval = settings.leaseRenewalInterval();
+        while (!renewerSignal.isShutdown()) {
+            long seen = renewerSignal.wakes();
+            Instant now = clock.instant();
+            Instant next = now.plus(interval);
+            for (InFlightBatch batch : inFlight.values()) {
+                if (batch.isSettled() || batch.owned() == 0) {
+                    continue;
+                }
+                if (!batch.nextRenewal().isAfter(now)) {
+                    renew(batch, now);
+                }
+                if (batch.nextRenewal().isBefore(next)) {
+                    next = batch.nextRenewal();
+                }
+            }
+            Duration wait = Duration.between(clock.instant(), next);
+            renewerSignal.await(seen, wait.isNegative() ? Duration.ZERO : wait,
+                    left -> WakeSchedule.next(left, Optional.empty(), Optional.empty(), Optional.empty(), false));
+        }
+    }
+
+    private void renew(InFlightBatch batch, Instant now) {
+        try {
+            int owned = store.renew(batch.lease(), settings.leaseLength());
+            if (owned < batch.owned()) {
+                listener.onLeaseLost(batch.lease(), batch.eventIds().size(), owned);
+            }
+            batch.renewed(now, settings.leaseLength(), settings.leaseRenewalInterval(), owned);
+        } catch (RuntimeException e) {
+            listener.onError("renew", e);
+            // Try again soon rather than a full interval later: the lease is still running out.
+            batch.renewed(now, settings.leaseLength(), settings.leaseRenewalInterval().dividedBy(4),
+                    batch.owned());
+        }
+    }
+
+    // ---------------------------------------------------------------- housekeeping
+
+    private void runHousekeeping() {
+        try {
+            while (signal.pause(settings.purgeInterval())) {
+                purge();
+            }
+        } finally {
+            finished.countDown();
+        }
+    }
+
+    private void purge() {
+        try {
+            int purged;
+            do {
+                purged = store.purgeSent(settings.purgeRetention(), settings.purgeBatchSize());
+            } while (purged >= settings.purgeBatchSize() && !signal.isShutdown());
+        } catch (RuntimeException e) {
+            listener.onError("purge", e);
+        }
+    }
+
+    // ---------------------------------------------------------------- randomness
+
+    /** The default: each thread draws from its own generator. */
+    private static final class ThreadLocalRandomGenerator implements RandomGenerator {
+        @Override
+        public long nextLong() {
+            return ThreadLocalRandom.current().nextLong();
+        }
+    }
+
+    /** Workers share a caller-supplied generator that need not be thread-safe. */
+    private static final class SynchronizedRandom implements RandomGenerator {
+        private final RandomGenerator delegate;
+
+        SynchronizedRandom(RandomGenerator delegate) {
+            this.delegate = delegate;
+        }
+
+        @Override
+        public synchronized long nextLong() {
+            return delegate.nextLong();
+        }
+
+        @Override
+        public synchronized double nextDouble() {
+            return delegate.nextDouble();
+        }
+    }
+
+    // ---------------------------------------------------------------- builder
+
+    /**
+     * Builds a {@link DeliveryEngine}. {@code store} and {@code publisher} are required; the rest have
+     * defaults: settings {@link DeliverySettings#defaults()}, clock {@link Clock#systemUTC()}, listener
+     * {@link DeliveryListener#NOOP}, no wake sources, and a thread-local random source for jitter.
+     * Setters reject {@code null} with an {@link IllegalArgumentException} naming the property.
+     */
+    public static final class Builder {
+        private OutboxStore store;
+        private MessagePublisher publisher;
+        private DeliverySettings settings = DeliverySettings.defaults();
+        private Clock clock = Clock.systemUTC();
+        private DeliveryListener listener = DeliveryListener.NOOP;
+        private final List<WakeSource> wakeSources = new ArrayList<>();
+        private RandomGenerator random;
+
+        private Builder() {
+        }
+
+        /** Where rows are claimed and outcomes recorded. Required. */
+        public Builder store(OutboxStore store) {
+            this.store = present(store, "store");
+            return this;
+        }
+
+        /** Where messages go. Required. */
+        public Builder publisher(MessagePublisher publisher) {
+            this.publisher = present(publisher, "publisher");
+            return this;
+        }
+
+        /** Default {@link DeliverySettings#defaults()}. */
+        public Builder settings(DeliverySettings settings) {
+            this.settings = present(settings, "settings");
+            return this;
+        }
+
+        /** The source of instants; must advance with real time. Default {@link Clock#systemUTC()}. */
+        public Builder clock(Clock clock) {
+            this.clock = present(clock, "clock");
+            return this;
+        }
+
+        /** Receives what happened. Default {@link DeliveryListener#NOOP}. */
+        public Builder listener(DeliveryListener listener) {
+            this.listener = present(listener, "listener");
+            return this;
+        }
+
+        /** Adds a source of wake-ups; started with the engine and closed when it stops. Zero or more. */
+        public Builder wakeSource(WakeSource wakeSource) {
+            wakeSources.add(present(wakeSource, "wakeSource"));
+            return this;
+        }
+
+        /** The source of retry jitter (access is serialised by the engine). Default: thread-local random. */
+        public Builder random(RandomGenerator random) {
+            this.random = present(random, "random");
+            return this;
+        }
+
+        /**
+         * The engine, not yet started.
+         *
+         * @throws IllegalStateException when store or publisher is missing
+         */
+        public DeliveryEngine build() {
+            if (store == null) {
+                throw new IllegalStateException("store is required");
+            }
+            if (publisher == null) {
+                throw new IllegalStateException("publisher is required");
+            }
+            return new DeliveryEngine(this);
+        }
+
+        private static <T> T present(T value, String property) {
+            if (value == null) {
+                throw new IllegalArgumentException(property + " must not be null");
+            }
+            return value;
+        }
+    }
+}

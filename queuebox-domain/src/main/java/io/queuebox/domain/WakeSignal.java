@@ -1,0 +1,144 @@
+package io.queuebox.domain;
+
+import io.queuebox.ports.WakeReason;
+import java.time.Duration;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * Where engine threads wait: for a wake-up, a timer chosen by a {@link Planner}, or shutdown. Wake-ups
+ * are counted, not queued, so any number of them while a worker is busy coalesce into one more claim.
+ * Waiting uses {@link Condition#awaitNanos}, so timers run on the monotonic clock whatever
+ * {@link java.time.Clock} the engine was given.
+ */
+final class WakeSignal {
+
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
+    private long wakes;
+    private WakeReason lastReason = WakeReason.EXTERNAL;
+    private long scheduleVersion;
+    private boolean shutdown;
+
+    /** Computes the next timer from the interval still left (wake-ups and shutdown are handled here). */
+    @FunctionalInterface
+    interface Planner {
+        WakeSchedule.Wake plan(Duration intervalLeft);
+    }
+
+    /** Why a wait ended, and the wake-up count the waiter has now seen. */
+    record Woken(WakeReason reason, long wakesSeen) {
+    }
+
+    void wake(WakeReason reason) {
+        lock.lock();
+        try {
+            if (!shutdown) {
+                wakes++;
+                lastReason = reason;
+                changed.signalAll();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** A deadline was added: waiters recompute their timers. */
+    void scheduleChanged() {
+        lock.lock();
+        try {
+            scheduleVersion++;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    void shutdown() {
+        lock.lock();
+        try {
+            shutdown = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    boolean isShutdown() {
+        lock.lock();
+        try {
+            return shutdown;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    long wakes() {
+        lock.lock();
+        try {
+            return wakes;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits until a wake-up newer than {@code wakesSeen}, shutdown, or the planned timer. The interval
+     * counts down across schedule changes, so a new deadline never postpones the interval wake.
+     */
+    Woken await(long wakesSeen, Duration interval, Planner planner) {
+        lock.lock();
+        try {
+            long intervalLeft = interval.toNanos();
+            while (true) {
+                // Shutdown and wake-ups end every wait, whatever the planner makes of them.
+                if (shutdown) {
+                    return new Woken(WakeReason.SHUTDOWN, wakes);
+                }
+                if (wakes != wakesSeen) {
+                    return new Woken(lastReason, wakes);
+                }
+                WakeSchedule.Wake wake = planner.plan(Duration.ofNanos(Math.max(0, intervalLeft)));
+                long delay = wake.delay().toNanos();
+                if (delay <= 0) {
+                    return new Woken(wake.reason(), wakes);
+                }
+                long version = scheduleVersion;
+                long left = delay;
+                while (left > 0 && !shutdown && wakes == wakesSeen && version == scheduleVersion) {
+                    left = changed.awaitNanos(left);
+                }
+                intervalLeft -= delay - Math.max(left, 0);
+                if (left <= 0) {
+                    return new Woken(wake.reason(), wakes);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Woken(WakeReason.SHUTDOWN, wakesSeen);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Waits for {@code pause} ignoring wake-ups (a back-off after an error).
+     *
+     * @return false when the wait ended by shutdown or interruption
+     */
+    boolean pause(Duration pause) {
+        lock.lock();
+        try {
+            long left = pause.toNanos();
+            while (left > 0 && !shutdown) {
+                left = changed.awaitNanos(left);
+            }
+            return !shutdown;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        } finally {
+            lock.unlock();
+        }
+    }
+}

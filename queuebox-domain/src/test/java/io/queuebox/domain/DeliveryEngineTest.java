@@ -1,0 +1,461 @@
+package io.queuebox.domain;
+
+import static io.queuebox.domain.Fixtures.anEventFor;
+import static io.queuebox.domain.Fixtures.order;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
+import io.queuebox.ports.AggregateRef;
+import io.queuebox.ports.DeliveryListener;
+import io.queuebox.ports.Health;
+import io.queuebox.ports.OutboxEvent;
+import io.queuebox.ports.PublishOutcome;
+import io.queuebox.ports.WakeReason;
+import io.queuebox.ports.WakeSource;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class DeliveryEngineTest {
+
+    private static final Duration SOON = Duration.ofSeconds(3);
+    private static final Duration LONG_INTERVAL = Duration.ofSeconds(30);
+    private static final RetryPolicy QUICK_RETRIES = RetryPolicy.builder().initialDelay(Duration.ofMillis(20))
+            .maxDelay(Duration.ofMillis(100)).jitter(0.0).build();
+
+    private final FakeOutboxStore store = new FakeOutboxStore(Clock.systemUTC());
+    private final FakePublisher publisher = new FakePublisher();
+    private final RecordingListener listener = new RecordingListener();
+    private final List<DeliveryEngine> engines = new ArrayList<>();
+
+    @AfterEach
+    void stopEngines() {
+        CountDownLatch gate = publisher.gate;
+        if (gate != null) {
+            gate.countDown();
+        }
+        engines.forEach(engine -> engine.stop(Duration.ofSeconds(2)));
+    }
+
+    private static DeliverySettings.Builder settings() {
+        return DeliverySettings.builder().wakeInterval(Duration.ofMillis(50)).retryPolicy(QUICK_RETRIES)
+                .purgeEnabled(false).shutdownDeadline(Duration.ofSeconds(1));
+    }
+
+    private DeliveryEngine started(DeliverySettings.Builder settings) {
+        return started(settings, DeliveryEngine.builder());
+    }
+
+    private DeliveryEngine started(DeliverySettings.Builder settings, DeliveryEngine.Builder builder) {
+        DeliveryEngine engine = builder.store(store).publisher(publisher).listener(listener)
+                .settings(settings.build()).build();
+        engines.add(engine);
+        engine.start();
+        return engine;
+    }
+
+    private List<OutboxEvent> eventsOf(AggregateRef aggregate, int count) {
+        List<OutboxEvent> events = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            events.add(anEventFor(aggregate));
+        }
+        store.add(events.toArray(OutboxEvent[]::new));
+        return events;
+    }
+
+    private static List<UUID> ids(List<OutboxEvent> events) {
+        return events.stream().map(OutboxEvent::eventId).toList();
+    }
+
+    private void awaitAllSent(int count) {
+        await().atMost(SOON).until(() -> store.count(RowStatus.SENT) == count);
+    }
+
+    @Test
+    void deliversAndMarksSent() {
+        List<OutboxEvent> events = eventsOf(order("a"), 3);
+
+        started(settings());
+
+        awaitAllSent(3);
+        assertThat(store.sentOrder).containsExactlyElementsOf(ids(events));
+        assertThat(listener.delivered).hasSize(3);
+    }
+
+    @Test
+    void aFullBatchIsClaimedAgainAtOnceWithoutWaitingForTheInterval() {
+        eventsOf(order("a"), 12);
+
+        started(settings().batchSize(5).wakeInterval(LONG_INTERVAL));
+
+        awaitAllSent(12);
+        assertThat(store.claimSizes).startsWith(5, 5, 2);
+        assertThat(listener.wakes).startsWith(WakeReason.FULL_BATCH, WakeReason.FULL_BATCH);
+    }
+
+    @Test
+    void aRetryNeverOvertakesALaterEventOfItsAggregate() {
+        List<OutboxEvent> events = eventsOf(order("a"), 5);
+        UUID third = events.get(2).eventId();
+        AtomicBoolean failedOnce = new AtomicBoolean();
+        publisher.answer = d -> d.eventId().equals(third) && failedOnce.compareAndSet(false, true)
+                ? PublishOutcome.retriable(d.eventId(), "timeout") : PublishOutcome.acked(d.eventId());
+
+        started(settings());
+
+        awaitAllSent(5);
+        assertThat(publisher.acked).containsExactlyElementsOf(ids(events));
+        assertThat(store.sentOrder).containsExactlyElementsOf(ids(events));
+        assertThat(store.row(third).attempts).isEqualTo(1);
+        assertThat(store.row(third).lastError).isEqualTo("timeout");
+    }
+
+    @Test
+    void laterEventsAckedAfterAFailureAreReleasedAndSentOnlyAfterTheRetry() {
+        List<OutboxEvent> events = eventsOf(order("a"), 5);
+        UUID third = events.get(2).eventId();
+        AtomicBoolean failedOnce = new AtomicBoolean();
+        publisher.keepsAggregateOrder = false;
+        publisher.answer = d -> d.eventId().equals(third) && failedOnce.compareAndSet(false, true)
+                ? PublishOutcome.retriable(d.eventId(), "timeout") : PublishOutcome.acked(d.eventId());
+
+        started(settings());
+
+        awaitAllSent(5);
+        assertThat(store.sentOrder).containsExactlyElementsOf(ids(events));
+        assertThat(store.row(events.get(3).eventId()).attempts).as("a released row is not an attempt").isZero();
+    }
+
+    @Test
+    void aPermanentFailureParksAtOnceAndHoldsTheAggregate() {
+        List<OutboxEvent> events = eventsOf(order("a"), 2);
+        UUID first = events.get(0).eventId();
+        publisher.answer = d -> d.eventId().equals(first) ? PublishOutcome.permanent(d.eventId(), "too large")
+                : PublishOutcome.acked(d.eventId());
+
+        started(settings());
+
+        await().atMost(SOON).until(() -> store.row(first).status == RowStatus.PARKED);
+        assertThat(store.row(first).lastError).isEqualTo("permanent failure: too large");
+        assertThat(store.row(first).attempts).isEqualTo(1);
+        assertThat(listener.parked).containsExactly(first + " permanent failure: too large");
+        assertThat(store.row(events.get(1).eventId()).status).isEqualTo(RowStatus.PENDING);
+    }
+
+    @Test
+    void aRowThatKeepsFailingIsParkedWhenItsAttemptsAreUsedUp() {
+        UUID id = eventsOf(order("a"), 1).get(0).eventId();
+        publisher.answer = d -> PublishOutcome.retriable(d.eventId(), "broker down");
+
+        started(settings().retryPolicy(QUICK_RETRIES.toBuilder().maxAttempts(3).build()));
+
+        await().atMost(SOON).until(() -> store.row(id).status == RowStatus.PARKED);
+        assertThat(store.row(id).lastError).isEqualTo("gave up after 3 attempts: broker down");
+        assertThat(publisher.attempted).containsExactly(id, id, id);
+        assertThat(listener.retries).hasSize(2);
+    }
+
+    @Test
+    void aSlowPublishKeepsItsLeaseByRenewingIt() {
+        UUID id = eventsOf(order("a"), 1).get(0).eventId();
+        publisher.gate = new CountDownLatch(1);
+
+        // The second worker claims every 50 ms: it would take the row if its lease lapsed.
+        started(settings().workers(2).leaseLength(Duration.ofMillis(300)));
+
+        // Four renewals at 100 ms intervals outlast the original 300 ms lease.
+        await().atMost(SOON).until(() -> store.renewCalls.get() >= 4);
+        assertThat(store.row(id).leaseUntil).isAfter(Clock.systemUTC().instant());
+        assertThat(store.claimCalls.get()).isGreaterThan(2);
+        assertThat(store.claimSizes.stream().mapToInt(Integer::intValue).sum()).isEqualTo(1);
+        publisher.gate.countDown();
+
+        awaitAllSent(1);
+        assertThat(listener.leaseLost).isEmpty();
+        assertThat(publisher.calls.get()).isEqualTo(1);
+    }
+
+    @Test
+    void shutdownReleasesInFlightLeasesAfterTheDeadlineAndReturnsPromptly() {
+        UUID id = eventsOf(order("a"), 1).get(0).eventId();
+        publisher.gate = new CountDownLatch(1);
+        DeliveryEngine engine = started(settings());
+        await().atMost(SOON).until(() -> publisher.calls.get() == 1);
+
+        boolean inTime = assertTimeoutPreemptively(Duration.ofSeconds(2), () -> engine.stop(Duration.ofMillis(100)));
+
+        assertThat(inTime).isFalse();
+        assertThat(engine.isRunning()).isFalse();
+        assertThat(store.row(id).lease).isNull();
+        assertThat(store.row(id).status).isEqualTo(RowStatus.PENDING);
+
+        publisher.gate.countDown();
+        await().atMost(SOON).until(() -> publisher.completed.get() == 1);
+        assertThat(store.row(id).status).as("a late outcome after release is discarded").isEqualTo(RowStatus.PENDING);
+        assertThat(store.row(id).attempts).isZero();
+    }
+
+    @Test
+    void shutdownLetsAnInFlightPublishFinishWithinTheDeadline() {
+        UUID id = eventsOf(order("a"), 1).get(0).eventId();
+        publisher.gate = new CountDownLatch(1);
+        DeliveryEngine engine = started(settings());
+        await().atMost(SOON).until(() -> publisher.calls.get() == 1);
+
+        AtomicReference<Boolean> result = new AtomicReference<>();
+        Thread stopper = new Thread(() -> result.set(engine.stop(Duration.ofSeconds(2))));
+        stopper.start();
+        await().atMost(SOON).until(() -> !engine.isRunning());
+        publisher.gate.countDown();
+
+        await().atMost(SOON).until(() -> result.get() != null);
+        assertThat(result.get()).isTrue();
+        assertThat(store.row(id).status).isEqualTo(RowStatus.SENT);
+        assertThat(store.releaseCalls.get()).isZero();
+    }
+
+    @Test
+    void aPublisherExceptionIsReportedRetriedAndDoesNotStopTheEngine() {
+        UUID id = eventsOf(order("a"), 1).get(0).eventId();
+        publisher.throwingCalls.set(1);
+
+        DeliveryEngine engine = started(settings());
+
+        awaitAllSent(1);
+        assertThat(engine.isRunning()).isTrue();
+        assertThat(listener.errors).containsExactly("publish: broker connection broke");
+        assertThat(store.row(id).attempts).isEqualTo(1);
+        assertThat(store.row(id).lastError).contains("broker connection broke");
+    }
+
+    @Test
+    void aFailingClaimIsReportedAndTheEngineCarriesOn() {
+        store.failingClaims.set(2);
+        eventsOf(order("a"), 1);
+
+        DeliveryEngine engine = started(settings());
+
+        awaitAllSent(1);
+        assertThat(engine.isRunning()).isTrue();
+        assertThat(listener.errors).containsExactly("claim: database unavailable", "claim: database unavailable");
+    }
+
+    @Test
+    void aThrowingListenerDoesNotStopDelivery() {
+        eventsOf(order("a"), 2);
+        DeliveryListener throwing = new DeliveryListener() {
+            @Override
+            public void onClaimed(int rows, Duration elapsed) {
+                throw new IllegalStateException("metrics broke");
+            }
+        };
+
+        DeliveryEngine engine = DeliveryEngine.builder().store(store).publisher(publisher).listener(throwing)
+                .settings(settings().build()).build();
+        engines.add(engine);
+        engine.start();
+
+        awaitAllSent(2);
+    }
+
+    @Test
+    void workersInParallelNeverPublishTheSameRowTwiceAtOnceAndKeepAggregateOrder() {
+        List<List<OutboxEvent>> perAggregate = new ArrayList<>();
+        for (int a = 0; a < 20; a++) {
+            perAggregate.add(eventsOf(order("a" + a), 10));
+        }
+        publisher.busyNanos = TimeUnit.MILLISECONDS.toNanos(2);
+        AtomicBoolean failSome = new AtomicBoolean(true);
+        publisher.answer = d -> d.sequence() % 17 == 0 && failSome.get() && d.attempts() == 0
+                ? PublishOutcome.retriable(d.eventId(), "flaky") : PublishOutcome.acked(d.eventId());
+
+        started(settings().workers(4).batchSize(7));
+
+        awaitAllSent(200);
+        assertThat(publisher.concurrentDuplicates).isEmpty();
+        assertThat(publisher.threads).hasSizeGreaterThan(1).allMatch(name -> name.startsWith("queuebox-worker-"));
+        Map<String, List<UUID>> sentPerAggregate = store.sentOrder.stream()
+                .collect(Collectors.groupingBy(id -> store.row(id).event.aggregateId()));
+        for (List<OutboxEvent> events : perAggregate) {
+            assertThat(sentPerAggregate.get(events.get(0).aggregateId())).containsExactlyElementsOf(ids(events));
+        }
+    }
+
+    @Test
+    void anIdleEngineMakesOneClaimPerWakeInterval() throws InterruptedException {
+        started(settings());
+        await().atMost(SOON).until(() -> store.claimCalls.get() >= 1);
+        int before = store.claimCalls.get();
+
+        new CountDownLatch(1).await(175, TimeUnit.MILLISECONDS);
+
+        // About three intervals of 50 ms passed: three claims, give or take scheduling.
+        assertThat(store.claimCalls.get() - before).isBetween(1, 5);
+        assertThat(store.timeUntilNextDueCalls.get()).isEqualTo(1);
+        assertThat(listener.wakes).containsOnly(WakeReason.INTERVAL);
+    }
+
+    @Test
+    void aWakeUpClaimsAtOnce() {
+        DeliveryEngine engine = started(settings().wakeInterval(LONG_INTERVAL));
+        await().atMost(SOON).until(() -> store.claimCalls.get() == 1);
+        eventsOf(order("a"), 1);
+
+        engine.wake(WakeReason.EXTERNAL);
+
+        awaitAllSent(1);
+        assertThat(listener.wakes).containsExactly(WakeReason.EXTERNAL);
+    }
+
+    @Test
+    void manyWakeUpsWhileBusyCoalesceIntoFewClaims() {
+        publisher.gate = new CountDownLatch(1);
+        eventsOf(order("a"), 1);
+        DeliveryEngine engine = started(settings().wakeInterval(LONG_INTERVAL));
+        await().atMost(SOON).until(() -> publisher.calls.get() == 1);
+
+        for (int i = 0; i < 100; i++) {
+            engine.wake(WakeReason.CAPTURE);
+        }
+        publisher.gate.countDown();
+
+        awaitAllSent(1);
+        await().atMost(SOON).until(() -> store.claimCalls.get() >= 2);
+        assertThat(store.claimCalls.get()).isLessThanOrEqualTo(3);
+    }
+
+    @Test
+    void aWakeSourceIsStartedWakesTheEngineAndIsClosedOnStop() {
+        AtomicReference<WakeSource.WakeListener> wakeListener = new AtomicReference<>();
+        AtomicBoolean closed = new AtomicBoolean();
+        WakeSource source = new WakeSource() {
+            @Override
+            public void start(WakeListener listener) {
+                wakeListener.set(listener);
+            }
+
+            @Override
+            public Health health() {
+                return Health.up("test");
+            }
+
+            @Override
+            public void close() {
+                closed.set(true);
+            }
+        };
+        DeliveryEngine engine = started(settings().wakeInterval(LONG_INTERVAL),
+                DeliveryEngine.builder().wakeSource(source));
+        await().atMost(SOON).until(() -> store.claimCalls.get() == 1);
+        eventsOf(order("a"), 1);
+
+        wakeListener.get().wake(WakeReason.CAPTURE);
+        awaitAllSent(1);
+
+        assertThat(engine.stop(Duration.ofSeconds(1))).isTrue();
+        assertThat(closed).isTrue();
+        assertThat(listener.wakes).containsExactly(WakeReason.CAPTURE);
+    }
+
+    @Test
+    void aRetryScheduledByThisEngineWakesItWithoutWaitingForTheInterval() {
+        UUID id = eventsOf(order("a"), 1).get(0).eventId();
+        AtomicBoolean failedOnce = new AtomicBoolean();
+        publisher.answer = d -> failedOnce.compareAndSet(false, true)
+                ? PublishOutcome.retriable(d.eventId(), "timeout") : PublishOutcome.acked(d.eventId());
+
+        started(settings().wakeInterval(LONG_INTERVAL));
+
+        awaitAllSent(1);
+        assertThat(store.row(id).attempts).isEqualTo(1);
+        assertThat(listener.wakes).contains(WakeReason.DEADLINE);
+    }
+
+    @Test
+    void aRetryLeftByAnEarlierRunIsLearnedOnceAtStart() {
+        UUID id = eventsOf(order("a"), 1).get(0).eventId();
+        store.dueIn(id, Duration.ofMillis(150));
+
+        started(settings().wakeInterval(LONG_INTERVAL));
+
+        awaitAllSent(1);
+        assertThat(store.timeUntilNextDueCalls.get()).isEqualTo(1);
+        assertThat(listener.wakes).contains(WakeReason.DEADLINE).doesNotContain(WakeReason.INTERVAL);
+    }
+
+    @Test
+    void anUpdateThatFindsTheLeaseGoneIsReportedAsLeaseLost() {
+        UUID id = eventsOf(order("a"), 1).get(0).eventId();
+        publisher.answer = d -> {
+            store.stealLease(d.eventId());
+            return PublishOutcome.acked(d.eventId());
+        };
+
+        started(settings());
+
+        await().atMost(SOON).until(() -> !listener.leaseLost.isEmpty());
+        assertThat(listener.leaseLost.get(0)).isEqualTo("1->0");
+        assertThat(store.row(id).status).isEqualTo(RowStatus.PENDING);
+    }
+
+    @Test
+    void housekeepingPurgesAgainWhileAFullBatchWasDeleted() {
+        store.fullPurges.set(2);
+
+        started(settings().purgeEnabled(true).purgeInterval(Duration.ofMillis(20)));
+
+        await().atMost(SOON).until(() -> store.purgeCalls.get() >= 3);
+        assertThat(listener.errors).isEmpty();
+    }
+
+    @Test
+    void lifecycle() {
+        DeliveryEngine engine = DeliveryEngine.builder().store(store).publisher(publisher)
+                .settings(settings().build()).build();
+        engines.add(engine);
+        assertThat(engine.isRunning()).isFalse();
+
+        engine.start();
+        assertThat(engine.isRunning()).isTrue();
+        assertThatThrownBy(engine::start).isInstanceOf(IllegalStateException.class);
+
+        assertThat(engine.stop(Duration.ofSeconds(1))).isTrue();
+        assertThat(engine.isRunning()).isFalse();
+        assertThat(engine.stop(Duration.ofSeconds(1))).as("stop is idempotent").isTrue();
+        engine.wake(WakeReason.EXTERNAL);
+        assertThatThrownBy(engine::start).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void anEngineNeverStartedStopsAtOnce() {
+        DeliveryEngine engine = DeliveryEngine.builder().store(store).publisher(publisher).build();
+
+        assertThat(engine.stop(Duration.ZERO)).isTrue();
+        assertThat(engine.stop(Duration.ZERO)).isTrue();
+        assertThatThrownBy(engine::start).isInstanceOf(IllegalStateException.class);
+    }
+
+    @Test
+    void builderRequiresStoreAndPublisherAndRejectsNulls() {
+        assertThatThrownBy(() -> DeliveryEngine.builder().publisher(publisher).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("store");
+        assertThatThrownBy(() -> DeliveryEngine.builder().store(store).build())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("publisher");
+        assertThatThrownBy(() -> DeliveryEngine.builder().clock(null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("clock");
+        assertThatThrownBy(() -> DeliveryEngine.builder().wakeSource(null))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("wakeSource");
+    }
+}

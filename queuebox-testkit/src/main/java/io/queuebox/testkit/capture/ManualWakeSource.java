@@ -1,0 +1,82 @@
+package io.queuebox.testkit.capture;
+
+import io.queuebox.ports.Health;
+import io.queuebox.ports.WakeReason;
+import io.queuebox.ports.WakeSource;
+import java.util.Objects;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * A wake source the test triggers: {@link #wake()} calls the engine's listener on the calling thread, as a
+ * capture connector would on its own. It counts the wake-ups it delivered and keeps the {@link WakeSource}
+ * rules: started once, silent after close. Thread-safe.
+ */
+public final class ManualWakeSource implements WakeSource {
+
+    private final AtomicInteger delivered = new AtomicInteger();
+    private volatile WakeListener listener;
+    private volatile boolean closed;
+    private volatile Health health = Health.up("manual wake source");
+
+    @Override
+    public synchronized void start(WakeListener newListener) {
+        Objects.requireNonNull(newListener, "listener");
+        if (listener != null) {
+            throw new IllegalStateException("wake source already started");
+        }
+        if (closed) {
+            throw new IllegalStateException("wake source is closed");
+        }
+        listener = newListener;
+    }
+
+    /** Wakes the engine as a capture event would. */
+    public boolean wake() {
+        return wake(WakeReason.CAPTURE);
+    }
+
+    /**
+     * Calls the listener with {@code reason}.
+     *
+     * @return false when nobody listens (not started yet, or closed), so the wake-up was lost
+     */
+    public boolean wake(WakeReason reason) {
+        Objects.requireNonNull(reason, "reason");
+        WakeListener current = listener;
+        if (current == null || closed) {
+            return false;
+        }
+        current.wake(reason);
+        delivered.incrementAndGet();
+        return true;
+    }
+
+    /** How many wake-ups reached the listener. */
+    public int wakeUps() {
+        return delivered.get();
+    }
+
+    /** Whether {@link #start} was called. */
+    public boolean isStarted() {
+        return listener != null;
+    }
+
+    public boolean isClosed() {
+        return closed;
+    }
+
+    /** What {@link #health()} answers from now on, for example a connector fault. */
+    public void reportHealth(Health newHealth) {
+        this.health = Objects.requireNonNull(newHealth, "health");
+    }
+
+    @Override
+    public Health health() {
+        return health;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+    }
+}

@@ -1,0 +1,699 @@
+package io.queuebox.testkit.outbox;
+
+import static io.queuebox.testkit.fixtures.OutboxFixtures.aClaimRequest;
+import static io.queuebox.testkit.fixtures.OutboxFixtures.anAggregateId;
+import static io.queuebox.testkit.fixtures.OutboxFixtures.anEvent;
+import static io.queuebox.testkit.fixtures.OutboxFixtures.anEventFor;
+import static io.queuebox.testkit.fixtures.OutboxFixtures.eventsFor;
+import static io.queuebox.testkit.fixtures.OutboxFixtures.interleavedEvents;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.queuebox.ports.BacklogStats;
+import io.queuebox.ports.ClaimBatch;
+import io.queuebox.ports.ClaimedDelivery;
+import io.queuebox.ports.LeaseToken;
+import io.queuebox.ports.OutboxEvent;
+import io.queuebox.ports.OutboxStore;
+import io.queuebox.ports.Park;
+import io.queuebox.ports.ParkedEvent;
+import io.queuebox.ports.ReplaySelector;
+import io.queuebox.ports.Reschedule;
+import io.queuebox.testkit.fixtures.OutboxFixtures.ClaimRequestBuilder;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.core.ConditionFactory;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The behaviour every {@link OutboxStore} must show, as one suite of scenarios. Extend it once per store,
+ * with the backend in the class name ({@code PostgresOutboxStoreTest extends OutboxStoreContract}), and
+ * implement the hooks:
+ *
+ * <ul>
+ *   <li>{@link #newStoreOnEmptyOutbox()}: called before every test; answers a store on a fresh, empty
+ *       outbox (a new schema, a truncated table, a new in-memory store);</li>
+ *   <li>{@link #secondStoreOnSameOutbox()}: another store on the same outbox through its own connection
+ *       or pool, to play a second relay (defaults to the same store);</li>
+ *   <li>{@link #writeCommitted(List)}: writes events in one committed transaction, the way an application
+ *       does through the store's {@code OutboxWriter};</li>
+ *   <li>{@link #beginUncommittedWrite(OutboxEvent)}: inserts an event in a transaction left open, for the
+ *       out-of-order commit scenario.</li>
+ * </ul>
+ *
+ * <p>Time is real: SQL stores compare due times and leases on the database clock, so the scenarios use
+ * short durations (leases of {@value #SHORT_LEASE_MILLIS} ms, retry delays of 0 or
+ * {@value #SHORT_DELAY_MILLIS} ms) and wait with Awaitility. A subclass may add its own {@code @Test}s;
+ * the contract's own are {@code final}.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+public abstract class OutboxStoreContract {
+
+    /** The lease length of scenarios that wait for a lease to expire. */
+    protected static final long SHORT_LEASE_MILLIS = 300;
+    /** The retry delay of scenarios that wait for a row to fall due. */
+    protected static final long SHORT_DELAY_MILLIS = 300;
+
+    private static final Duration SHORT_LEASE = Duration.ofMillis(SHORT_LEASE_MILLIS);
+    private static final Duration SHORT_DELAY = Duration.ofMillis(SHORT_DELAY_MILLIS);
+    private static final Duration LONG_LEASE = Duration.ofSeconds(30);
+
+    private final Map<UUID, Long> sentSequences = new ConcurrentHashMap<>();
+    private OutboxStore store;
+
+    /** Answers a store on a fresh, empty outbox. Called before each test. */
+    protected abstract OutboxStore newStoreOnEmptyOutbox() throws Exception;
+
+    /**
+     * Answers another store on the outbox of the last {@link #newStoreOnEmptyOutbox()}, reaching it through
+     * its own connection or pool, as a second relay process would. Defaults to the same store. Called a
+     * few times per test: create it once per test and close it in the subclass's own {@code @AfterEach}.
+     */
+    protected OutboxStore secondStoreOnSameOutbox() {
+        return store;
+    }
+
+    /** Writes the events, in list order, in one transaction that commits before this returns. */
+    protected abstract void writeCommitted(List<OutboxEvent> events);
+
+    /**
+     * Begins a transaction, inserts {@code event} in it (so it takes its sequence now) and returns without
+     * committing. The row must be invisible to claims until {@link UncommittedWrite#commit()}.
+     */
+    protected abstract UncommittedWrite beginUncommittedWrite(OutboxEvent event);
+
+    /** Whether the store deletes rows on {@code markSent} instead of marking them sent; false by default. */
+    protected boolean deletesSentRows() {
+        return false;
+    }
+
+    /** An open write transaction, as {@link #beginUncommittedWrite} left it. Each method ends it. */
+    public interface UncommittedWrite {
+        void commit();
+
+        void rollback();
+    }
+
+    @BeforeEach
+    final void startWithAnEmptyOutbox() throws Exception {
+        store = newStoreOnEmptyOutbox();
+    }
+
+    /** The store under test of the current test. */
+    protected final OutboxStore store() {
+        return store;
+    }
+
+    // ----------------------------------------------------------------------------------- claiming
+
+    @Test
+    final void claimOnAnEmptyOutboxReturnsAnEmptyBatch() {
+        ClaimBatch batch = store.claim(aClaimRequest().build());
+
+        assertThat(batch.isEmpty()).isTrue();
+        assertThat(batch.lease()).isNotNull();
+    }
+
+    @Test
+    final void claimReturnsDueRowsInSequenceOrderUpToMaxRows() {
+        List<OutboxEvent> written = List.of(anEvent(), anEvent(), anEvent(), anEvent(), anEvent());
+        writeCommitted(written);
+
+        ClaimBatch first = store.claim(aClaimRequest().forAtMost(3).build());
+        ClaimBatch second = store.claim(aClaimRequest().forAtMost(3).build());
+        ClaimBatch third = store.claim(aClaimRequest().forAtMost(3).build());
+
+        assertThat(events(first)).containsExactlyElementsOf(written.subList(0, 3));
+        assertThat(events(second)).containsExactlyElementsOf(written.subList(3, 5));
+        assertThat(third.isEmpty()).isTrue();
+        List<Long> sequences = new ArrayList<>(sequences(first));
+        sequences.addAll(sequences(second));
+        assertThat(sequences).isSorted().doesNotHaveDuplicates();
+    }
+
+    @Test
+    final void claimedRowsCarryTheEventAsWrittenTheBatchLeaseAndNoAttempts() {
+        OutboxEvent event = anEvent().withDestination("orders-topic").withContentType("application/vnd.order+json")
+                .withHeaders(Map.of("traceparent", "00-abc-def-01", "tenant", "acme"));
+        writeCommitted(List.of(event));
+
+        ClaimBatch batch = store.claim(aClaimRequest().build());
+
+        assertThat(batch.deliveries()).singleElement().satisfies(delivery -> {
+            assertThat(delivery.event()).isEqualTo(event);
+            assertThat(delivery.event().payload()).isEqualTo(event.payload());
+            assertThat(delivery.event().headers()).isEqualTo(event.headers());
+            assertThat(delivery.lease()).isEqualTo(batch.lease());
+            assertThat(delivery.attempts()).isZero();
+            assertThat(delivery.createdAt()).isNotNull();
+        });
+    }
+
+    @Test
+    final void eachClaimGetsItsOwnLeaseToken() {
+        writeCommitted(List.of(anEvent(), anEvent()));
+
+        ClaimBatch first = store.claim(aClaimRequest().forAtMost(1).build());
+        ClaimBatch second = store.claim(aClaimRequest().forAtMost(1).build());
+
+        assertThat(first.lease()).isNotEqualTo(second.lease());
+    }
+
+    @Test
+    final void aSentRowIsNeverClaimedAgain() {
+        OutboxEvent event = anEvent();
+        writeCommitted(List.of(event));
+        ClaimBatch batch = store.claim(aClaimRequest().leasedFor(SHORT_LEASE).build());
+
+        assertThat(store.markSent(batch.lease(), ids(batch))).isEqualTo(1);
+
+        pause(SHORT_LEASE.multipliedBy(2));
+        assertThat(store.claim(aClaimRequest().build()).isEmpty()).isTrue();
+        assertThat(store.stats().pending()).isZero();
+    }
+
+    @Test
+    final void markSentCountsOnlyRowsOfTheLease() {
+        OutboxEvent claimed = anEvent();
+        OutboxEvent notClaimed = anEvent();
+        writeCommitted(List.of(claimed, notClaimed));
+        ClaimBatch batch = store.claim(aClaimRequest().forAtMost(1).build());
+
+        int marked = store.markSent(batch.lease(), List.of(claimed.eventId(), notClaimed.eventId(), UUID.randomUUID()));
+
+        assertThat(marked).isEqualTo(1);
+        assertThat(events(store.claim(aClaimRequest().build()))).containsExactly(notClaimed);
+    }
+
+    @Test
+    final void releaseGivesRowsBackUnchanged() {
+        OutboxEvent event = anEvent();
+        writeCommitted(List.of(event));
+        ClaimBatch batch = store.claim(aClaimRequest().build());
+
+        assertThat(store.release(batch.lease(), ids(batch))).isEqualTo(1);
+
+        ClaimBatch again = store.claim(aClaimRequest().build());
+        assertThat(again.deliveries()).singleElement().satisfies(delivery -> {
+            assertThat(delivery.event()).isEqualTo(event);
+            assertThat(delivery.attempts()).isZero();
+            assertThat(delivery.sequence()).isEqualTo(batch.deliveries().get(0).sequence());
+        });
+    }
+
+    // ----------------------------------------------------------------------------------- ordering
+
+    @Test
+    final void anAggregatesRowsAreClaimedTogetherInWriteOrder() {
+        List<OutboxEvent> events = eventsFor(anAggregateId(), 3);
+        writeCommitted(events);
+
+        assertThat(events(store.claim(aClaimRequest().build()))).containsExactlyElementsOf(events);
+    }
+
+    @Test
+    final void orderingKeepsAnAggregatesLaterRowUntilTheEarlierIsSent() {
+        String aggregate = anAggregateId();
+        OutboxEvent first = anEventFor(aggregate, 1);
+        OutboxEvent second = anEventFor(aggregate, 2);
+        OutboxEvent other = anEvent();
+        writeCommitted(List.of(first, second, other));
+
+        ClaimBatch claimedFirst = store.claim(aClaimRequest().forAtMost(1).build());
+        ClaimBatch whileFirstIsLeased = store.claim(aClaimRequest().build());
+
+        assertThat(events(claimedFirst)).containsExactly(first);
+        assertThat(events(whileFirstIsLeased)).containsExactly(other);
+
+        store.markSent(claimedFirst.lease(), ids(claimedFirst));
+        assertThat(events(store.claim(aClaimRequest().build()))).containsExactly(second);
+    }
+
+    @Test
+    final void aRetryNeverLetsLaterRowsOfItsAggregateOvertakeIt() {
+        List<OutboxEvent> events = eventsFor(anAggregateId(), 3);
+        writeCommitted(events);
+        ClaimBatch batch = store.claim(aClaimRequest().build());
+        assertThat(events(batch)).containsExactlyElementsOf(events);
+
+        long rescheduledAt = System.nanoTime();
+        store.reschedule(batch.lease(), List.of(new Reschedule(events.get(0).eventId(), SHORT_DELAY, "broker timeout")));
+        store.release(batch.lease(), List.of(events.get(1).eventId(), events.get(2).eventId()));
+
+        assertThat(store.claim(aClaimRequest().build()).isEmpty())
+                .as("nothing of the aggregate is claimable while its first row waits for its retry").isTrue();
+
+        ClaimBatch retry = awaitClaim(store, aClaimRequest().forAtMost(1));
+        assertThat(Duration.ofNanos(System.nanoTime() - rescheduledAt))
+                .as("the retry delay is respected").isGreaterThanOrEqualTo(SHORT_DELAY.minusMillis(50));
+        assertThat(events(retry)).containsExactly(events.get(0));
+        assertThat(retry.deliveries().get(0).attempts()).isEqualTo(1);
+
+        assertThat(store.claim(aClaimRequest().build()).isEmpty())
+                .as("the later rows wait while the retried row is leased").isTrue();
+
+        store.markSent(retry.lease(), ids(retry));
+        assertThat(events(store.claim(aClaimRequest().build()))).containsExactlyElementsOf(events.subList(1, 3));
+    }
+
+    @Test
+    final void withoutOrderingLaterRowsOfAnAggregateAreClaimable() {
+        List<OutboxEvent> events = eventsFor(anAggregateId(), 3);
+        writeCommitted(events);
+
+        ClaimBatch first = store.claim(aClaimRequest().withoutOrdering().forAtMost(1).build());
+        store.reschedule(first.lease(), List.of(new Reschedule(events.get(0).eventId(), LONG_LEASE, "failed")));
+        ClaimBatch rest = store.claim(aClaimRequest().withoutOrdering().build());
+
+        assertThat(events(first)).containsExactly(events.get(0));
+        assertThat(events(rest)).containsExactlyElementsOf(events.subList(1, 3));
+    }
+
+    // ----------------------------------------------------------------------------------- leases
+
+    @Test
+    final void aLiveLeaseIsNotReclaimed() {
+        writeCommitted(List.of(anEvent()));
+        store.claim(aClaimRequest().leasedFor(LONG_LEASE).build());
+
+        ClaimBatch byAnotherRelay = secondStoreOnSameOutbox().claim(aClaimRequest().by("other-relay").build());
+
+        assertThat(byAnotherRelay.isEmpty()).isTrue();
+        assertThat(store.stats().leased()).isEqualTo(1);
+    }
+
+    @Test
+    final void anExpiredLeaseIsReclaimedByAnotherClaimer() {
+        OutboxEvent event = anEvent();
+        writeCommitted(List.of(event));
+        ClaimBatch first = store.claim(aClaimRequest().leasedFor(SHORT_LEASE).build());
+
+        ClaimBatch reclaimed = awaitClaim(secondStoreOnSameOutbox(), aClaimRequest().by("other-relay"));
+
+        assertThat(events(reclaimed)).containsExactly(event);
+        assertThat(reclaimed.lease()).isNotEqualTo(first.lease());
+        assertThat(reclaimed.deliveries().get(0).attempts()).as("a claim is not an attempt").isZero();
+    }
+
+    @Test
+    final void aStaleClaimerChangesNothingAfterItsRowsWereReclaimed() {
+        OutboxEvent event = anEvent();
+        writeCommitted(List.of(event));
+        ClaimBatch stale = store.claim(aClaimRequest().leasedFor(SHORT_LEASE).build());
+        ClaimBatch current = awaitClaim(secondStoreOnSameOutbox(), aClaimRequest().by("other-relay"));
+        List<UUID> ids = List.of(event.eventId());
+
+        assertThat(store.markSent(stale.lease(), ids)).isZero();
+        assertThat(store.reschedule(stale.lease(), List.of(new Reschedule(event.eventId(), Duration.ZERO, "x")))).isZero();
+        assertThat(store.park(stale.lease(), List.of(new Park(event.eventId(), "x")))).isZero();
+        assertThat(store.release(stale.lease(), ids)).isZero();
+        assertThat(store.renew(stale.lease(), LONG_LEASE)).isZero();
+
+        BacklogStats stats = store.stats();
+        assertThat(stats.pending()).isEqualTo(1);
+        assertThat(stats.leased()).as("still leased by the current claimer").isEqualTo(1);
+        assertThat(stats.parked()).isZero();
+        assertThat(store.markSent(current.lease(), ids)).isEqualTo(1);
+    }
+
+    @Test
+    final void anExpiredLeaseThatNobodyReclaimedStillAcceptsItsToken() {
+        OutboxEvent sent = anEvent();
+        OutboxEvent released = anEvent();
+        writeCommitted(List.of(sent, released));
+        ClaimBatch batch = store.claim(aClaimRequest().leasedFor(SHORT_LEASE).build());
+
+        awaitUntil(() -> store.stats().leased() == 0);
+
+        assertThat(store.markSent(batch.lease(), List.of(sent.eventId()))).isEqualTo(1);
+        assertThat(store.release(batch.lease(), List.of(released.eventId()))).isEqualTo(1);
+        assertThat(events(store.claim(aClaimRequest().build()))).containsExactly(released);
+    }
+
+    @Test
+    final void renewExtendsTheLease() {
+        writeCommitted(List.of(anEvent(), anEvent()));
+        ClaimBatch batch = store.claim(aClaimRequest().leasedFor(SHORT_LEASE).build());
+
+        assertThat(store.renew(batch.lease(), LONG_LEASE)).isEqualTo(2);
+
+        pause(SHORT_LEASE.multipliedBy(2));
+        assertThat(secondStoreOnSameOutbox().claim(aClaimRequest().by("other-relay").build()).isEmpty()).isTrue();
+        assertThat(store.stats().leased()).isEqualTo(2);
+        assertThat(store.renew(LeaseToken.random(), LONG_LEASE)).as("an unknown token renews nothing").isZero();
+    }
+
+    @Test
+    final void twoConcurrentClaimersNeverGetTheSameRow() throws Exception {
+        List<OutboxEvent> events = interleavedEvents(20, 10);
+        writeCommitted(events);
+        OutboxStore[] stores = {store, secondStoreOnSameOutbox()};
+        Map<UUID, Integer> claims = new ConcurrentHashMap<>();
+        AtomicInteger sent = new AtomicInteger();
+        CountDownLatch start = new CountDownLatch(1);
+        ExecutorService threads = Executors.newFixedThreadPool(2);
+        try {
+            List<Future<Integer>> claimed = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                OutboxStore claimer = stores[i];
+                String owner = "relay-" + i;
+                claimed.add(threads.submit((Callable<Integer>) () -> {
+                    start.await();
+                    int count = 0;
+                    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                    while (sent.get() < events.size() && System.nanoTime() < deadline) {
+                        ClaimBatch batch = claimer.claim(aClaimRequest().by(owner).forAtMost(7).build());
+                        for (ClaimedDelivery delivery : batch.deliveries()) {
+                            claims.merge(delivery.eventId(), 1, Integer::sum);
+                        }
+                        count += batch.size();
+                        sent.addAndGet(claimer.markSent(batch.lease(), ids(batch)));
+                    }
+                    return count;
+                }));
+            }
+            start.countDown();
+            int total = 0;
+            for (Future<Integer> future : claimed) {
+                total += future.get(40, TimeUnit.SECONDS);
+            }
+
+            assertThat(claims.values()).as("claims per row").containsOnly(1);
+            assertThat(claims.keySet()).containsExactlyInAnyOrderElementsOf(
+                    events.stream().map(OutboxEvent::eventId).toList());
+            assertThat(total).isEqualTo(events.size());
+            assertThat(sent.get()).isEqualTo(events.size());
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    // ----------------------------------------------------------------------------------- visibility
+
+    @Test
+    final void aRowCommittedAfterALaterRowWasSentIsStillDelivered() {
+        OutboxEvent early = anEvent();
+        OutboxEvent late = anEvent();
+        UncommittedWrite earlyWrite = beginUncommittedWrite(early);
+        boolean committed = false;
+        try {
+            writeCommitted(List.of(late));
+
+            ClaimBatch beforeCommit = store.claim(aClaimRequest().build());
+            assertThat(events(beforeCommit)).as("the uncommitted row is invisible").containsExactly(late);
+            sendAll(beforeCommit);
+
+            earlyWrite.commit();
+            committed = true;
+        } finally {
+            if (!committed) {
+                earlyWrite.rollback();
+            }
+        }
+
+        ClaimBatch afterCommit = store.claim(aClaimRequest().build());
+        assertThat(events(afterCommit)).containsExactly(early);
+        assertThat(afterCommit.deliveries().get(0).sequence())
+                .as("the early row took its sequence before the late row: the seed's out-of-order commit")
+                .isLessThan(sequenceOfSent(late));
+        assertThat(store.markSent(afterCommit.lease(), ids(afterCommit))).isEqualTo(1);
+    }
+
+    @Test
+    final void aRolledBackWriteIsNeverClaimed() {
+        beginUncommittedWrite(anEvent()).rollback();
+
+        assertThat(store.claim(aClaimRequest().build()).isEmpty()).isTrue();
+        assertThat(store.timeUntilNextDue()).isEmpty();
+    }
+
+    // ----------------------------------------------------------------------------------- retries, parking
+
+    @Test
+    final void rescheduleCountsTheAttemptAndKeepsTheReason() {
+        OutboxEvent event = anEvent();
+        writeCommitted(List.of(event));
+
+        ClaimBatch first = store.claim(aClaimRequest().build());
+        assertThat(store.reschedule(first.lease(),
+                List.of(new Reschedule(event.eventId(), Duration.ZERO, "timeout 1")))).isEqualTo(1);
+        ClaimBatch second = awaitClaim(store, aClaimRequest());
+        assertThat(second.deliveries().get(0).attempts()).isEqualTo(1);
+        store.reschedule(second.lease(), List.of(new Reschedule(event.eventId(), Duration.ZERO, "timeout 2")));
+        ClaimBatch third = awaitClaim(store, aClaimRequest());
+        assertThat(third.deliveries().get(0).attempts()).isEqualTo(2);
+        store.park(third.lease(), List.of(new Park(event.eventId(), "too large")));
+
+        assertThat(store.parked(ReplaySelector.allParked(), 10)).singleElement().satisfies(parked -> {
+            assertThat(parked.event()).isEqualTo(event);
+            assertThat(parked.attempts()).isEqualTo(3);
+            assertThat(parked.lastError()).isEqualTo("too large");
+        });
+    }
+
+    @Test
+    final void aParkedRowIsNotClaimable() {
+        OutboxEvent event = anEvent();
+        writeCommitted(List.of(event));
+        ClaimBatch batch = store.claim(aClaimRequest().build());
+
+        assertThat(store.park(batch.lease(), List.of(new Park(event.eventId(), "rejected")))).isEqualTo(1);
+
+        assertThat(store.claim(aClaimRequest().build()).isEmpty()).isTrue();
+        assertThat(store.claim(aClaimRequest().continuingPastParked().build()).isEmpty()).isTrue();
+        assertThat(store.claim(aClaimRequest().withoutOrdering().build()).isEmpty()).isTrue();
+        BacklogStats stats = store.stats();
+        assertThat(stats.parked()).isEqualTo(1);
+        assertThat(stats.pending()).isZero();
+    }
+
+    @Test
+    final void aParkedRowHoldsItsAggregateUnderHoldAggregate() {
+        String aggregate = anAggregateId();
+        List<OutboxEvent> events = eventsFor(aggregate, 2);
+        OutboxEvent other = anEvent();
+        writeCommitted(List.of(events.get(0), events.get(1), other));
+        parkFirstRow(events.get(0));
+
+        assertThat(events(store.claim(aClaimRequest().build()))).containsExactly(other);
+    }
+
+    @Test
+    final void aParkedRowLetsItsAggregateContinueUnderContinueAggregate() {
+        List<OutboxEvent> events = eventsFor(anAggregateId(), 3);
+        writeCommitted(events);
+        parkFirstRow(events.get(0));
+
+        assertThat(events(store.claim(aClaimRequest().continuingPastParked().build())))
+                .containsExactlyElementsOf(events.subList(1, 3));
+    }
+
+    @Test
+    final void parkedListsMatchingRowsInSequenceOrderUpToTheLimit() {
+        String aggregate = anAggregateId();
+        List<OutboxEvent> events = eventsFor(aggregate, 3);
+        OutboxEvent other = anEvent();
+        writeCommitted(List.of(events.get(0), events.get(1), events.get(2), other));
+        ClaimBatch batch = store.claim(aClaimRequest().build());
+        store.park(batch.lease(), batch.deliveries().stream().map(d -> new Park(d.eventId(), "rejected")).toList());
+
+        assertThat(store.parked(ReplaySelector.allParked(), 10)).extracting(ParkedEvent::event)
+                .containsExactly(events.get(0), events.get(1), events.get(2), other);
+        assertThat(store.parked(ReplaySelector.allParked(), 2)).extracting(ParkedEvent::event)
+                .containsExactly(events.get(0), events.get(1));
+        assertThat(store.parked(ReplaySelector.aggregate(other.aggregateType(), other.aggregateId()), 10))
+                .extracting(ParkedEvent::event).containsExactly(other);
+        assertThat(store.parked(ReplaySelector.events(Set.of(events.get(1).eventId())), 10))
+                .extracting(ParkedEvent::event).containsExactly(events.get(1));
+    }
+
+    @Test
+    final void replayMakesParkedRowsPendingAndDueNowWithAttemptsReset() {
+        String aggregate = anAggregateId();
+        List<OutboxEvent> events = eventsFor(aggregate, 2);
+        OutboxEvent stillParked = anEvent();
+        writeCommitted(List.of(events.get(0), events.get(1), stillParked));
+        ClaimBatch batch = store.claim(aClaimRequest().forAtMost(1).build());
+        store.reschedule(batch.lease(), List.of(new Reschedule(events.get(0).eventId(), Duration.ZERO, "timeout")));
+        ClaimBatch again = awaitClaim(store, aClaimRequest());
+        store.park(again.lease(), List.of(new Park(events.get(0).eventId(), "rejected"),
+                new Park(stillParked.eventId(), "rejected")));
+        store.release(again.lease(), List.of(events.get(1).eventId()));
+
+        int replayed = store.replay(ReplaySelector.aggregate(events.get(0).aggregateType(), aggregate));
+
+        assertThat(replayed).isEqualTo(1);
+        assertThat(store.parked(ReplaySelector.allParked(), 10)).extracting(ParkedEvent::event)
+                .containsExactly(stillParked);
+        ClaimBatch replay = store.claim(aClaimRequest().build());
+        assertThat(events(replay)).containsExactlyElementsOf(events);
+        assertThat(replay.deliveries().get(0).attempts()).isZero();
+        assertThat(store.replay(ReplaySelector.events(Set.of(events.get(0).eventId()))))
+                .as("a pending row is not replayed").isZero();
+    }
+
+    // ----------------------------------------------------------------------------------- housekeeping
+
+    @Test
+    final void purgeDeletesOnlySentRowsOlderThanTheRetentionInBoundedBatches() {
+        List<OutboxEvent> old = List.of(anEvent(), anEvent(), anEvent());
+        writeCommitted(old);
+        sendAll(store.claim(aClaimRequest().build()));
+        pause(Duration.ofMillis(600));
+        List<OutboxEvent> recent = List.of(anEvent(), anEvent());
+        OutboxEvent pending = anEvent();
+        OutboxEvent parked = anEvent();
+        writeCommitted(recent);
+        sendAll(store.claim(aClaimRequest().build()));
+        writeCommitted(List.of(pending, parked));
+        ClaimBatch toPark = store.claim(aClaimRequest().build());
+        store.park(toPark.lease(), List.of(new Park(parked.eventId(), "rejected")));
+        store.release(toPark.lease(), List.of(pending.eventId()));
+        Duration retention = Duration.ofMillis(300);
+
+        if (deletesSentRows()) {
+            assertThat(store.purgeSent(retention, 2)).isZero();
+        } else {
+            assertThat(store.purgeSent(retention, 2)).isEqualTo(2);
+            assertThat(store.purgeSent(retention, 2)).isEqualTo(1);
+            assertThat(store.purgeSent(retention, 2)).isZero();
+            assertThat(store.purgeSent(Duration.ZERO, 10)).as("the recent sent rows were kept").isEqualTo(2);
+        }
+        assertThat(store.purgeSent(Duration.ZERO, 10)).isZero();
+        BacklogStats stats = store.stats();
+        assertThat(stats.pending()).as("pending rows are never purged").isEqualTo(1);
+        assertThat(stats.parked()).as("parked rows are never purged").isEqualTo(1);
+    }
+
+    @Test
+    final void timeUntilNextDueIsEmptyWithoutPendingRows() {
+        assertThat(store.timeUntilNextDue()).isEmpty();
+
+        writeCommitted(List.of(anEvent()));
+        sendAll(store.claim(aClaimRequest().build()));
+
+        assertThat(store.timeUntilNextDue()).isEmpty();
+    }
+
+    @Test
+    final void timeUntilNextDueIsZeroWhenARowIsClaimable() {
+        writeCommitted(List.of(anEvent()));
+
+        assertThat(store.timeUntilNextDue()).contains(Duration.ZERO);
+    }
+
+    @Test
+    final void timeUntilNextDueIsTheDelayOfTheEarliestRetry() {
+        OutboxEvent soon = anEvent();
+        OutboxEvent later = anEvent();
+        writeCommitted(List.of(soon, later));
+        ClaimBatch batch = store.claim(aClaimRequest().build());
+        store.reschedule(batch.lease(), List.of(new Reschedule(later.eventId(), Duration.ofSeconds(20), "x"),
+                new Reschedule(soon.eventId(), Duration.ofSeconds(10), "x")));
+
+        assertThat(store.timeUntilNextDue()).hasValueSatisfying(untilDue ->
+                assertThat(untilDue).isBetween(Duration.ofSeconds(8), Duration.ofSeconds(10)));
+    }
+
+    @Test
+    final void timeUntilNextDueIsTheRemainingLeaseOfALeasedRow() {
+        writeCommitted(List.of(anEvent()));
+        store.claim(aClaimRequest().leasedFor(LONG_LEASE).build());
+
+        assertThat(store.timeUntilNextDue()).hasValueSatisfying(untilDue ->
+                assertThat(untilDue).isBetween(LONG_LEASE.minusSeconds(2), LONG_LEASE));
+    }
+
+    @Test
+    final void statsCountPendingLeasedAndParkedRows() {
+        assertThat(store.stats()).isEqualTo(new BacklogStats(0, 0, 0, Optional.empty()));
+
+        List<OutboxEvent> events = List.of(anEvent(), anEvent(), anEvent(), anEvent(), anEvent());
+        writeCommitted(events);
+        ClaimBatch toSend = store.claim(aClaimRequest().forAtMost(1).build());
+        sendAll(toSend);
+        ClaimBatch toPark = store.claim(aClaimRequest().forAtMost(1).build());
+        store.park(toPark.lease(), List.of(new Park(toPark.deliveries().get(0).eventId(), "rejected")));
+        store.claim(aClaimRequest().forAtMost(1).build());
+
+        BacklogStats stats = store.stats();
+        assertThat(stats.pending()).as("pending, leased ones included").isEqualTo(3);
+        assertThat(stats.leased()).isEqualTo(1);
+        assertThat(stats.parked()).isEqualTo(1);
+        assertThat(stats.oldestPendingAge()).hasValueSatisfying(age ->
+                assertThat(age).isGreaterThanOrEqualTo(Duration.ZERO).isLessThan(Duration.ofMinutes(1)));
+    }
+
+    // ----------------------------------------------------------------------------------- helpers
+
+    /** The events of a batch, in batch order. */
+    protected static List<OutboxEvent> events(ClaimBatch batch) {
+        return batch.deliveries().stream().map(ClaimedDelivery::event).toList();
+    }
+
+    /** The event ids of a batch, in batch order. */
+    protected static List<UUID> ids(ClaimBatch batch) {
+        return batch.deliveries().stream().map(ClaimedDelivery::eventId).toList();
+    }
+
+    private static List<Long> sequences(ClaimBatch batch) {
+        return batch.deliveries().stream().map(ClaimedDelivery::sequence).toList();
+    }
+
+    private void sendAll(ClaimBatch batch) {
+        batch.deliveries().forEach(d -> sentSequences.put(d.eventId(), d.sequence()));
+        assertThat(store.markSent(batch.lease(), ids(batch))).isEqualTo(batch.size());
+    }
+
+    private long sequenceOfSent(OutboxEvent event) {
+        Long sequence = sentSequences.get(event.eventId());
+        assertThat(sequence).as("sequence of sent event " + event.eventId()).isNotNull();
+        return sequence;
+    }
+
+    private void parkFirstRow(OutboxEvent first) {
+        ClaimBatch batch = store.claim(aClaimRequest().forAtMost(1).build());
+        assertThat(events(batch)).containsExactly(first);
+        store.park(batch.lease(), List.of(new Park(first.eventId(), "rejected")));
+    }
+
+    /** Claims until a claim returns rows, for scenarios waiting on the store's clock. */
+    private static ClaimBatch awaitClaim(OutboxStore claimer, ClaimRequestBuilder request) {
+        ClaimBatch[] found = new ClaimBatch[1];
+        waiting().until(() -> {
+            ClaimBatch batch = claimer.claim(request.build());
+            found[0] = batch;
+            return !batch.isEmpty();
+        });
+        return found[0];
+    }
+
+    private static void awaitUntil(Callable<Boolean> condition) {
+        waiting().until(condition);
+    }
+
+    /** Lets real time pass, for scenarios that must show that nothing happens meanwhile. */
+    private static void pause(Duration duration) {
+        await().pollDelay(duration).atMost(duration.plusSeconds(5)).until(() -> true);
+    }
+
+    private static ConditionFactory waiting() {
+        return await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20));
+    }
+
+}

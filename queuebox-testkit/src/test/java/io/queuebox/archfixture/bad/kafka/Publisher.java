@@ -1,0 +1,6 @@
+package io.queuebox.archfixture.bad.kafka;
+
+public class Publisher {
+    public void publish() {
+    }
+}

@@ -1,0 +1,7 @@
+package io.queuebox.archfixture.bad.ports;
+
+import io.queuebox.archfixture.bad.domain.SleepingRule;
+
+public interface PortUsingTheDomain {
+    SleepingRule rule();
+}

@@ -1,0 +1,9 @@
+package io.queuebox.archfixture.cycle.b;
+
+import io.queuebox.archfixture.cycle.a.A;
+
+public final class B {
+    public A partner() {
+        return null;
+    }
+}

@@ -1,0 +1,175 @@
+package io.queuebox.testkit.architecture;
+
+import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adaptersDoNotDependOnEachOther;
+import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adaptersDoNotDependOnTheBootstrap;
+import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adaptersDoNotDependOnTheDomain;
+import static io.queuebox.testkit.architecture.QueueBoxArchitecture.domainDependsOnlyOnPortsAndTheJdk;
+import static io.queuebox.testkit.architecture.QueueBoxArchitecture.modulesAreFreeOfCycles;
+import static io.queuebox.testkit.architecture.QueueBoxArchitecture.noInfrastructureIn;
+import static io.queuebox.testkit.architecture.QueueBoxArchitecture.noWallClockOrSleepIn;
+import static io.queuebox.testkit.architecture.QueueBoxArchitecture.onlyTheseReadTheEnvironment;
+import static io.queuebox.testkit.architecture.QueueBoxArchitecture.portsDependOnlyOnTheJdk;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.lang.ArchRule;
+import org.assertj.core.api.AbstractThrowableAssert;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Every architecture rule fails on a fixture package that breaks it and passes on one that follows it, so
+ * no rule passes merely because it cannot fail.
+ */
+class QueueBoxArchitectureRulesTest {
+
+    private static final String GOOD = "io.queuebox.archfixture.good";
+    private static final String BAD = "io.queuebox.archfixture.bad";
+    private static final String CYCLE = "io.queuebox.archfixture.cycle";
+
+    private static final JavaClasses GOOD_CLASSES = new ClassFileImporter().importPackages(GOOD);
+    private static final JavaClasses BAD_CLASSES = new ClassFileImporter().importPackages(BAD);
+    private static final JavaClasses CYCLE_CLASSES = new ClassFileImporter().importPackages(CYCLE);
+    private static final JavaClasses NO_CLASSES = new ClassFileImporter().importClasses();
+
+    @Test
+    void portsThatDependOnTheDomainBreakThePortsRule() {
+        assertViolation(portsDependOnlyOnTheJdk(BAD + ".ports"), BAD_CLASSES)
+                .hasMessageContaining("PortUsingTheDomain")
+                .hasMessageNotContaining("PortUsingJdbc");
+        assertPasses(portsDependOnlyOnTheJdk(GOOD + ".ports"), GOOD_CLASSES);
+    }
+
+    @Test
+    void aDomainThatUsesAnAdapterOrALoggerBreaksTheDomainRule() {
+        assertViolation(domainDependsOnlyOnPortsAndTheJdk(BAD + ".domain", BAD + ".ports"), BAD_CLASSES)
+                .hasMessageContaining("AdapterUsingRule")
+                .hasMessageContaining("LoggingRule");
+        assertPasses(domainDependsOnlyOnPortsAndTheJdk(GOOD + ".domain", GOOD + ".ports"), GOOD_CLASSES);
+    }
+
+    @Test
+    void jdbcInThePortsOrSlf4jInTheDomainBreaksTheInfrastructureRule() {
+        assertViolation(noInfrastructureIn(BAD + ".ports", BAD + ".domain"), BAD_CLASSES)
+                .hasMessageContaining("PortUsingJdbc")
+                .hasMessageContaining("java.sql.Connection")
+                .hasMessageContaining("LoggingRule")
+                .hasMessageContaining("org.slf4j.Logger");
+        assertPasses(noInfrastructureIn(GOOD + ".ports", GOOD + ".domain"), GOOD_CLASSES);
+    }
+
+    @Test
+    void anAdapterImportingTheDomainBreaksTheAdapterDomainRule() {
+        assertViolation(adaptersDoNotDependOnTheDomain(BAD + ".domain", badAdapters()), BAD_CLASSES)
+                .hasMessageContaining("DomainUsingStore");
+        assertPasses(adaptersDoNotDependOnTheDomain(GOOD + ".domain", goodAdapters()), GOOD_CLASSES);
+    }
+
+    @Test
+    void anAdapterImportingAnotherAdapterBreaksTheAdapterIsolationRule() {
+        assertViolation(adaptersDoNotDependOnEachOther(badAdapters()), BAD_CLASSES)
+                .hasMessageContaining("PublisherUsingStore");
+        assertPasses(adaptersDoNotDependOnEachOther(goodAdapters()), GOOD_CLASSES);
+    }
+
+    @Test
+    void anAdapterImportingTheBootstrapBreaksTheBootstrapRule() {
+        assertViolation(adaptersDoNotDependOnTheBootstrap(BAD + ".bootstrap", badAdapters()), BAD_CLASSES)
+                .hasMessageContaining("BootstrapUsingPublisher");
+        assertPasses(adaptersDoNotDependOnTheBootstrap(GOOD + ".bootstrap", goodAdapters()), GOOD_CLASSES);
+    }
+
+    @Test
+    void twoModulesDependingOnEachOtherBreakTheCycleRule() {
+        assertViolation(modulesAreFreeOfCycles(CYCLE), CYCLE_CLASSES)
+                .hasMessageContaining("archfixture.cycle.a")
+                .hasMessageContaining("archfixture.cycle.b");
+        assertPasses(modulesAreFreeOfCycles(GOOD), GOOD_CLASSES);
+    }
+
+    @Test
+    void sleepingOrReadingTheWallClockInTheDomainBreaksTheTimeRule() {
+        assertViolation(noWallClockOrSleepIn(BAD + ".domain"), BAD_CLASSES)
+                .hasMessageContaining("java.lang.Thread.sleep(long)")
+                .hasMessageContaining("java.time.Instant.now()")
+                .hasMessageContaining("java.lang.System.currentTimeMillis()")
+                .hasMessageContaining("java.time.LocalDateTime.now()");
+        assertPasses(noWallClockOrSleepIn(GOOD + ".domain"), GOOD_CLASSES);
+    }
+
+    @Test
+    void anAdapterReadingTheEnvironmentBreaksTheConfigurationRule() {
+        assertViolation(onlyTheseReadTheEnvironment(BAD, BAD + ".bootstrap"), BAD_CLASSES)
+                .hasMessageContaining("EnvironmentReadingPublisher")
+                .hasMessageContaining("java.lang.System.getenv(java.lang.String)")
+                .hasMessageContaining("java.lang.System.getProperty(java.lang.String)")
+                .hasMessageNotContaining("bad.bootstrap.Main");
+        assertPasses(onlyTheseReadTheEnvironment(GOOD, GOOD + ".bootstrap"), GOOD_CLASSES);
+    }
+
+    @Test
+    void theRealEnvironmentRuleCatchesAnyPackageOutsideTheBootstrap() {
+        assertViolation(QueueBoxArchitecture.only_the_bootstrap_reads_environment_variables_and_system_properties,
+                BAD_CLASSES).hasMessageContaining("EnvironmentReadingPublisher");
+    }
+
+    @Test
+    void adapterRulesPassOnAModuleWithoutClassesWhilePortAndDomainRulesDoNot() {
+        assertPasses(QueueBoxArchitecture.adapters_do_not_depend_on_the_domain, NO_CLASSES);
+        assertPasses(QueueBoxArchitecture.adapters_do_not_depend_on_each_other, NO_CLASSES);
+        assertPasses(QueueBoxArchitecture.adapters_do_not_depend_on_the_bootstrap, NO_CLASSES);
+        assertPasses(QueueBoxArchitecture.modules_are_free_of_cycles, NO_CLASSES);
+        assertPasses(QueueBoxArchitecture.only_the_bootstrap_reads_environment_variables_and_system_properties,
+                NO_CLASSES);
+        assertViolation(QueueBoxArchitecture.ports_depend_only_on_the_jdk, NO_CLASSES);
+        assertViolation(QueueBoxArchitecture.the_domain_depends_only_on_the_ports_and_the_jdk, NO_CLASSES);
+    }
+
+    @Test
+    void theRulesOnTheRealPackagesAreTheTestedFactoriesAppliedToThem() {
+        String[] adapters = QueueBoxArchitecture.ADAPTERS.toArray(String[]::new);
+        assertSameRule(QueueBoxArchitecture.ports_depend_only_on_the_jdk, portsDependOnlyOnTheJdk("io.queuebox.ports"));
+        assertSameRule(QueueBoxArchitecture.the_domain_depends_only_on_the_ports_and_the_jdk,
+                domainDependsOnlyOnPortsAndTheJdk("io.queuebox.domain", "io.queuebox.ports"));
+        assertSameRule(QueueBoxArchitecture.ports_and_domain_use_no_infrastructure_library,
+                noInfrastructureIn("io.queuebox.ports", "io.queuebox.domain"));
+        assertSameRule(QueueBoxArchitecture.adapters_do_not_depend_on_the_domain,
+                adaptersDoNotDependOnTheDomain("io.queuebox.domain", adapters));
+        assertSameRule(QueueBoxArchitecture.adapters_do_not_depend_on_the_bootstrap,
+                adaptersDoNotDependOnTheBootstrap("io.queuebox.bootstrap", adapters));
+        assertSameRule(QueueBoxArchitecture.modules_are_free_of_cycles, modulesAreFreeOfCycles("io.queuebox"));
+        assertSameRule(QueueBoxArchitecture.the_domain_neither_reads_the_wall_clock_nor_sleeps,
+                noWallClockOrSleepIn("io.queuebox.domain"));
+        assertThat(QueueBoxArchitecture.ADAPTERS).containsExactly("io.queuebox.postgres", "io.queuebox.sqlserver",
+                "io.queuebox.kafka", "io.queuebox.rabbitmq", "io.queuebox.capture");
+        assertThat(QueueBoxArchitecture.all()).hasSize(9).doesNotContainNull();
+    }
+
+    @Test
+    void everyRuleTellsHowToFixAViolation() {
+        assertThat(QueueBoxArchitecture.all()).allSatisfy(rule ->
+                assertThat(rule.getDescription()).contains(", because "));
+    }
+
+    private static String[] badAdapters() {
+        return new String[] {BAD + ".postgres", BAD + ".kafka", BAD + ".rabbitmq"};
+    }
+
+    private static String[] goodAdapters() {
+        return new String[] {GOOD + ".postgres", GOOD + ".kafka"};
+    }
+
+    private static AbstractThrowableAssert<?, ? extends Throwable> assertViolation(ArchRule rule, JavaClasses classes) {
+        return assertThatThrownBy(() -> rule.check(classes)).isInstanceOf(AssertionError.class);
+    }
+
+    private static void assertPasses(ArchRule rule, JavaClasses classes) {
+        assertThatCode(() -> rule.check(classes)).doesNotThrowAnyException();
+    }
+
+    private static void assertSameRule(ArchRule actual, ArchRule expected) {
+        assertThat(actual.getDescription()).isEqualTo(expected.getDescription());
+    }
+}

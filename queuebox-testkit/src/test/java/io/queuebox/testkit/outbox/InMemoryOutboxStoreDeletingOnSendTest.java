@@ -1,0 +1,44 @@
+package io.queuebox.testkit.outbox;
+
+import io.queuebox.ports.OutboxEvent;
+import io.queuebox.ports.OutboxStore;
+import java.util.List;
+
+/** A store that deletes rows on send keeps the same contract (purge then has nothing to do). */
+class InMemoryOutboxStoreDeletingOnSendTest extends OutboxStoreContract {
+
+    private InMemoryOutboxStore store;
+
+    @Override
+    protected OutboxStore newStoreOnEmptyOutbox() {
+        store = InMemoryOutboxStore.builder().deleteOnSend(true).build();
+        return store;
+    }
+
+    @Override
+    protected boolean deletesSentRows() {
+        return true;
+    }
+
+    @Override
+    protected void writeCommitted(List<OutboxEvent> events) {
+        store.enqueueAll(events);
+    }
+
+    @Override
+    protected UncommittedWrite beginUncommittedWrite(OutboxEvent event) {
+        InMemoryOutboxStore.Transaction transaction = store.begin();
+        store.enqueue(transaction, event);
+        return new UncommittedWrite() {
+            @Override
+            public void commit() {
+                transaction.commit();
+            }
+
+            @Override
+            public void rollback() {
+                transaction.rollback();
+            }
+        };
+    }
+}
