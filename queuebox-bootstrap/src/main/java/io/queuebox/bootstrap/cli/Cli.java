@@ -2,6 +2,7 @@ package io.queuebox.bootstrap.cli;
 
 import io.queuebox.bootstrap.config.ConfigException;
 import io.queuebox.bootstrap.config.Masking;
+import io.queuebox.bootstrap.internal.DatabaseUnreachableException;
 import java.io.PrintWriter;
 import java.util.Map;
 import picocli.CommandLine;
@@ -16,9 +17,15 @@ public final class Cli {
 
     private Cli(Map<String, String> environment, PrintWriter out, PrintWriter err) {
         CliContext context = new CliContext(environment);
-        commandLine = new CommandLine(new RootCommand(context, () -> ExitCodes.FATAL))
+        RunCommand run = new RunCommand(context);
+        commandLine = new CommandLine(new RootCommand(context, run))
+                .addSubcommand(run)
                 .addSubcommand(new MigrateCommand(context))
                 .addSubcommand(new CommandLine(new ConfigCommand()).addSubcommand(new ConfigCommand.Check(context)))
+                .addSubcommand(new CommandLine(new OutboxCommand())
+                        .addSubcommand(new OutboxCommand.Stats(context))
+                        .addSubcommand(new OutboxCommand.Parked(context))
+                        .addSubcommand(new OutboxCommand.Replay(context)))
                 .addSubcommand(new CommandLine.HelpCommand());
         commandLine.setOut(out).setErr(err);
         commandLine.setExecutionExceptionHandler(Cli::handle);

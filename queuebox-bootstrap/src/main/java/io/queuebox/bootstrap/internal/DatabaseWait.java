@@ -1,6 +1,5 @@
 package io.queuebox.bootstrap.internal;
 
-import io.queuebox.bootstrap.cli.DatabaseUnreachableException;
 import io.queuebox.bootstrap.config.Masking;
 import java.sql.Connection;
 import java.sql.SQLException;

@@ -2,6 +2,7 @@ package io.queuebox.bootstrap.internal;
 
 import io.queuebox.bootstrap.config.Keys;
 import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.postgres.PostgresOutbox;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
@@ -14,7 +15,7 @@ import org.flywaydb.core.api.output.MigrateResult;
 public final class Migrations {
 
     public static final String HISTORY_TABLE = "queuebox_schema_history";
-    static final String LOCATION = "classpath:db/queuebox/postgres";
+    static final String LOCATION = "classpath:" + PostgresOutbox.SCHEMA_LOCATION;
 
     private Migrations() {
     }

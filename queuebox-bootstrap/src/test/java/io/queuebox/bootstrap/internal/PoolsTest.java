@@ -6,7 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.queuebox.bootstrap.cli.DatabaseUnreachableException;
 import io.queuebox.bootstrap.config.QueueBoxConfig;
 import io.queuebox.testkit.services.TestServices;
 import java.sql.Connection;
