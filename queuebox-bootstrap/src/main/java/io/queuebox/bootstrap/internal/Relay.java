@@ -20,6 +20,7 @@ import io.queuebox.domain.DeliverySettings;
 import io.queuebox.ports.CaptureMode;
 import io.queuebox.ports.Health;
 import io.queuebox.ports.MessagePublisher;
+import io.queuebox.postgres.PostgresOutbox;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
@@ -73,6 +74,8 @@ public final class Relay implements AutoCloseable {
         LOG.info("waiting for database {} (up to {} ms)", Masking.maskUrl(url), config.longValue(Keys.STARTUP_DATABASE_WAIT_MS));
         DatabaseWait.await(pool, url, config.millis(Keys.STARTUP_DATABASE_WAIT_MS));
 
+        checkOutboxTable(pool);
+
         String brokerType = config.string(Keys.BROKER_TYPE);
         MessagePublisher publisher = Publishers.create(brokerType, config.brokerSettings());
         resources.push(publisher);
@@ -98,6 +101,17 @@ public final class Relay implements AutoCloseable {
         LOG.info("QueueBox relay started: {} -> {} ({} workers, batch {}, owner {}); http on port {}",
                 config.string(Keys.OUTBOX_SCHEMA) + "." + config.string(Keys.OUTBOX_TABLE), brokerType,
                 settings.workers(), settings.batchSize(), settings.owner(), http.port());
+    }
+
+    /** Fails the start with a hint when the table is missing, instead of failing every claim afterwards. */
+    private void checkOutboxTable(HikariDataSource pool) {
+        try {
+            PostgresOutbox.store(pool, Settings.outbox(config)).stats();
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("the outbox table " + config.string(Keys.OUTBOX_SCHEMA) + "."
+                    + config.string(Keys.OUTBOX_TABLE) + " cannot be read (run 'queuebox migrate' first?): "
+                    + Masking.maskUrl(String.valueOf(e.getMessage())), e);
+        }
     }
 
     /** Capture connectors are not part of this jar yet: say so, advisory, and keep delivering by polling. */

@@ -4,7 +4,9 @@ import io.queuebox.bootstrap.config.Keys;
 import io.queuebox.bootstrap.config.QueueBoxConfig;
 import io.queuebox.domain.DeliverySettings;
 import io.queuebox.domain.RetryPolicy;
+import io.queuebox.ports.CaptureFingerprint;
 import io.queuebox.ports.CaptureMode;
+import io.queuebox.ports.CaptureSettings;
 import io.queuebox.ports.Ordering;
 import io.queuebox.ports.ParkingPolicy;
 import io.queuebox.postgres.PostgresOutboxSettings;
@@ -59,6 +61,53 @@ public final class Settings {
 
     public static CaptureMode captureMode(QueueBoxConfig config) {
         return CaptureMode.fromConfig(config.string(Keys.CAPTURE_MODE));
+    }
+
+    /**
+     * Capture as configured: host, port and database come from {@code database.url} (its first host when it
+     * lists several), each replaced by its {@code outbox.capture.connection.*} key when that is set.
+     */
+    public static CaptureSettings capture(QueueBoxConfig config) {
+        JdbcLocation location = JdbcLocation.parse(config.string(Keys.DATABASE_URL));
+        String host = config.optional(Keys.CAPTURE_HOST).orElse(location.host());
+        int port = config.optional(Keys.CAPTURE_PORT).map(Integer::parseInt).orElse(location.port());
+        String database = config.optional(Keys.CAPTURE_DATABASE).orElse(location.database());
+        CaptureFingerprint fingerprint = new CaptureFingerprint(config.string(Keys.CAPTURE_SLOT),
+                config.string(Keys.CAPTURE_PUBLICATION), config.string(Keys.OUTBOX_SCHEMA),
+                config.string(Keys.OUTBOX_TABLE), host, database);
+        return new CaptureSettings(config.bool(Keys.CAPTURE_ENABLED), captureMode(config), fingerprint, port,
+                config.string(Keys.CAPTURE_STATE_DIRECTORY), config.millis(Keys.CAPTURE_RECONCILIATION_INTERVAL_MS));
+    }
+
+    /** Host, port and database of a {@code jdbc:postgresql://} URL. */
+    record JdbcLocation(String host, int port, String database) {
+
+        private static final int DEFAULT_PORT = 5432;
+
+        static JdbcLocation parse(String url) {
+            String rest = url.substring("jdbc:postgresql://".length());
+            int query = rest.indexOf('?');
+            if (query >= 0) {
+                rest = rest.substring(0, query);
+            }
+            int slash = rest.indexOf('/');
+            String hosts = slash < 0 ? rest : rest.substring(0, slash);
+            String database = slash < 0 ? "" : rest.substring(slash + 1);
+            String first = hosts.split(",")[0];
+            String host = first;
+            int port = DEFAULT_PORT;
+            if (first.startsWith("[")) {
+                int close = first.indexOf(']');
+                host = first.substring(1, close);
+                if (first.length() > close + 2 && first.charAt(close + 1) == ':') {
+                    port = Integer.parseInt(first.substring(close + 2));
+                }
+            } else if (first.contains(":")) {
+                host = first.substring(0, first.indexOf(':'));
+                port = Integer.parseInt(first.substring(first.indexOf(':') + 1));
+            }
+            return new JdbcLocation(host.isEmpty() ? "localhost" : host, port, database);
+        }
     }
 
     /** Host name and process id, so an operator can tell which relay holds a lease. */
