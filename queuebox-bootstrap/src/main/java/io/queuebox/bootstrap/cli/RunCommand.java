@@ -6,6 +6,7 @@ import io.queuebox.bootstrap.internal.Relay;
 import io.queuebox.bootstrap.internal.Signals;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicReference;
 import picocli.CommandLine.Command;
 
 @Command(name = "run", mixinStandardHelpOptions = true,
@@ -24,8 +25,16 @@ final class RunCommand implements Callable<Integer> {
         QueueBoxConfig config = context.loadConfig();
         Logging.configure(config);
         CountDownLatch stop = new CountDownLatch(1);
+        AtomicReference<Relay> running = new AtomicReference<>();
+        // Handlers first: a SIGTERM during start must also end in an orderly stop and exit code 0.
+        Signals.onTermination(stop, () -> {
+            Relay relay = running.get();
+            if (relay != null) {
+                relay.close();
+            }
+        });
         Relay relay = Relay.start(config);
-        Signals.onTermination(stop, relay::close);
+        running.set(relay);
         stop.await();
         relay.close();
         return ExitCodes.OK;
