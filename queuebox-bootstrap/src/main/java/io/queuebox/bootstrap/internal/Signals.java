@@ -4,7 +4,8 @@ import java.util.concurrent.CountDownLatch;
 
 /**
  * Turns SIGTERM and SIGINT into a request to stop, handled by the main thread, so that the process can
- * shut down in order and exit with 0 (the JVM's default handling exits with 143 or 130).
+ * shut down in order and exit with 0 (the JVM's default handling exits with 143 or 130). sun.misc.Signal
+ * (module jdk.unsupported) is the only JDK way to handle a signal; the compiler warns about it by design.
  */
 public final class Signals {
 
@@ -12,7 +13,6 @@ public final class Signals {
     }
 
     /** Counts {@code stop} down on SIGTERM or SIGINT. Falls back to a shutdown hook where signals cannot be handled. */
-    @SuppressWarnings("removal")
     public static void onTermination(CountDownLatch stop, Runnable fallbackHook) {
         try {
             sun.misc.Signal.handle(new sun.misc.Signal("TERM"), signal -> stop.countDown());
