@@ -39,6 +39,10 @@ public final class Logging {
             JsonEncoder json = new JsonEncoder();
             json.setWithSequenceNumber(false);
             json.setWithContext(false);
+            // A log pipeline wants the final text, not the template and its arguments.
+            json.setWithFormattedMessage(true);
+            json.setWithMessage(false);
+            json.setWithArguments(false);
             encoder = json;
         } else {
             PatternLayoutEncoder text = new PatternLayoutEncoder();
