@@ -1,0 +1,389 @@
+package io.queuebox.rabbitmq;
+
+import com.rabbitmq.client.AMQP;
+import com.rabbitmq.client.AlreadyClosedException;
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.ConfirmListener;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ReturnListener;
+import com.rabbitmq.client.ShutdownListener;
+import com.rabbitmq.client.ShutdownSignalException;
+import io.queuebox.ports.ClaimedDelivery;
+import io.queuebox.ports.Health;
+import io.queuebox.ports.MessagePublisher;
+import io.queuebox.ports.OutboxEvent;
+import io.queuebox.ports.PublishOutcome;
+import java.io.IOException;
+import java.util.Arrays;
+import java.util.Date;
+import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.UUID;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Publishes outbox events to RabbitMQ as persistent messages with publisher confirms. Messages of
+ * different aggregates are in flight together on one channel; the next message of an aggregate is
+ * published only once the broker confirmed the previous one, so a failure (nack, return, lost connection)
+ * stops its aggregate before anything later of it reaches the broker.
+ */
+public final class RabbitMqMessagePublisher implements MessagePublisher {
+
+    /** Header names QueueBox sets besides the AMQP properties (message id, type, content type, timestamp). */
+    public static final String HEADER_AGGREGATE_TYPE = "aggregate-type";
+    public static final String HEADER_AGGREGATE_ID = "aggregate-id";
+
+    private final RabbitMqSettings settings;
+    private final ChannelPool channels;
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final Set<String> knownExchanges = ConcurrentHashMap.newKeySet();
+    private volatile Connection connection;
+    private volatile String lastConnectFailure;
+
+    private RabbitMqMessagePublisher(RabbitMqSettings settings) {
+        this.settings = settings;
+        this.channels = new ChannelPool(settings.channels());
+    }
+
+    /**
+     * A publisher for these settings. It connects on first use, so a broker that is down at start gives
+     * retriable outcomes rather than a failed start; once connected, the client reconnects by itself.
+     */
+    public static RabbitMqMessagePublisher create(RabbitMqSettings settings) {
+        return new RabbitMqMessagePublisher(Objects.requireNonNull(settings, "settings"));
+    }
+
+    @Override
+    public List<PublishOutcome> publish(List<ClaimedDelivery> batch) {
+        if (closed.get()) {
+            throw new IllegalStateException("the RabbitMQ publisher is closed");
+        }
+        List<ClaimedDelivery> deliveries = List.copyOf(batch);
+        if (deliveries.isEmpty()) {
+            return List.of();
+        }
+        Channel channel;
+        try {
+            channel = channels.borrow(connection(), settings.confirmTimeoutMs());
+        } catch (IOException | RuntimeException e) {
+            return allRetriable(deliveries, "RabbitMQ unavailable: " + describe(e));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return allRetriable(deliveries, "interrupted before publishing");
+        }
+        if (channel == null) {
+            return allRetriable(deliveries, "no channel free within " + settings.confirmTimeoutMs() + " ms");
+        }
+        Call call = new Call(deliveries, channel);
+        boolean reusable = false;
+        try {
+            reusable = call.run();
+        } finally {
+            channels.release(channel, reusable);
+        }
+        return call.outcomes();
+    }
+
+    @Override
+    public Health health() {
+        Connection current = connection;
+        if (current != null && current.isOpen()) {
+            return Health.up("connected to " + current.getAddress() + ":" + current.getPort());
+        }
+        if (current != null) {
+            return Health.down("connection lost, recovering automatically");
+        }
+        return lastConnectFailure == null ? Health.up("not connected yet")
+                : Health.down("cannot connect: " + lastConnectFailure);
+    }
+
+    @Override
+    public void close() {
+        if (closed.compareAndSet(false, true)) {
+            channels.closeAll();
+            Connection current = connection;
+            if (current != null) {
+                current.abort(5_000);
+            }
+        }
+    }
+
+    @Override
+    public String toString() {
+        return "RabbitMqMessagePublisher[" + settings + "]";
+    }
+
+    private Connection connection() throws IOException {
+        Connection current = connection;
+        if (current != null) {
+            return current;
+        }
+        synchronized (this) {
+            if (connection == null) {
+                try {
+                    connection = settings.connectionFactory().newConnection(settings.connectionName());
+                    lastConnectFailure = null;
+                } catch (TimeoutException e) {
+                    lastConnectFailure = describe(e);
+                    throw new IOException("connection timed out", e);
+                } catch (IOException e) {
+                    lastConnectFailure = describe(e);
+                    throw e;
+                }
+            }
+            return connection;
+        }
+    }
+
+    /** Whether the exchange exists; checked once per name on a throw-away channel (a miss closes it). */
+    private boolean exchangeExists(String exchange) {
+        if (exchange.isEmpty() || knownExchanges.contains(exchange)) {
+            return true;
+        }
+        try {
+            Channel probe = connection().createChannel();
+            try {
+                probe.exchangeDeclarePassive(exchange);
+                knownExchanges.add(exchange);
+                return true;
+            } finally {
+                if (probe.isOpen()) {
+                    probe.abort();
+                }
+            }
+        } catch (IOException e) {
+            return !(e.getCause() instanceof ShutdownSignalException signal && replyCode(signal) == 404);
+        } catch (RuntimeException e) {
+            return true; // the connection is down: publishing will say so
+        }
+    }
+
+    private static int replyCode(ShutdownSignalException signal) {
+        return signal.getReason() instanceof AMQP.Channel.Close close ? close.getReplyCode() : -1;
+    }
+
+    private static List<PublishOutcome> allRetriable(List<ClaimedDelivery> deliveries, String reason) {
+        return deliveries.stream().map(d -> PublishOutcome.retriable(d.eventId(), reason)).toList();
+    }
+
+    private static String describe(Throwable e) {
+        Throwable cause = e.getCause() != null && e.getMessage() == null ? e.getCause() : e;
+        return cause.getClass().getSimpleName() + (cause.getMessage() == null ? "" : ": " + cause.getMessage());
+    }
+
+    private sealed interface Signal {
+    }
+
+    private record Confirm(long seq, boolean multiple, boolean ack) implements Signal {
+    }
+
+    private record Returned(String messageId, String replyText) implements Signal {
+    }
+
+    private record Closed(String reason) implements Signal {
+    }
+
+    /** One publish call on one channel: its chains, the unconfirmed messages and what the broker said. */
+    private final class Call {
+        private final List<ClaimedDelivery> batch;
+        private final Channel channel;
+        private final PublishOutcome[] outcomes;
+        private final List<Deque<Integer>> chains;
+        private final int[] chainOf;
+        private final TreeMap<Long, Integer> unconfirmed = new TreeMap<>();
+        private final Map<String, Integer> byMessageId = new HashMap<>();
+        private final Map<Integer, String> returned = new HashMap<>();
+        private final Set<String> missingExchanges = new HashSet<>();
+        private final BlockingQueue<Signal> signals = new LinkedBlockingQueue<>();
+        private String stopped;
+
+        Call(List<ClaimedDelivery> batch, Channel channel) {
+            this.batch = batch;
+            this.channel = channel;
+            this.outcomes = new PublishOutcome[batch.size()];
+            this.chains = AggregateChains.of(batch);
+            this.chainOf = new int[batch.size()];
+            for (int c = 0; c < chains.size(); c++) {
+                for (int index : chains.get(c)) {
+                    chainOf[index] = c;
+                }
+            }
+        }
+
+        /** Runs the call; answers whether the channel can serve another call. */
+        boolean run() {
+            for (ClaimedDelivery delivery : batch) {
+                String exchange = exchangeFor(delivery.event());
+                if (!missingExchanges.contains(exchange) && !exchangeExists(exchange)) {
+                    missingExchanges.add(exchange);
+                }
+            }
+            ConfirmListener confirms = channel.addConfirmListener(
+                    (seq, multiple) -> signals.add(new Confirm(seq, multiple, true)),
+                    (seq, multiple) -> signals.add(new Confirm(seq, multiple, false)));
+            ReturnListener returns = channel.addReturnListener(r -> signals.add(
+                    new Returned(r.getProperties().getMessageId(), r.getReplyCode() + " " + r.getReplyText())));
+            ShutdownListener shutdown = cause -> signals.add(new Closed(describe(cause)));
+            channel.addShutdownListener(shutdown);
+            try {
+                return await();
+            } finally {
+                channel.removeConfirmListener(confirms);
+                channel.removeReturnListener(returns);
+                channel.removeShutdownListener(shutdown);
+            }
+        }
+
+        List<PublishOutcome> outcomes() {
+            return Arrays.asList(outcomes);
+        }
+
+        private boolean await() {
+            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.confirmTimeoutMs());
+            for (int chain = 0; chain < chains.size(); chain++) {
+                publishNext(chain);
+            }
+            try {
+                while (!unconfirmed.isEmpty() && stopped == null) {
+                    Signal signal = signals.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+                    if (signal == null) {
+                        stop("no confirm from RabbitMQ within " + settings.confirmTimeoutMs() + " ms");
+                    } else if (signal instanceof Returned r) {
+                        Integer index = byMessageId.get(r.messageId());
+                        if (index != null) {
+                            returned.put(index, r.replyText());
+                        }
+                    } else if (signal instanceof Confirm c) {
+                        confirm(c);
+                    } else if (signal instanceof Closed closedSignal) {
+                        knownExchanges.clear();
+                        stop("channel closed before the confirm: " + closedSignal.reason());
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                stop("interrupted while waiting for confirms");
+            }
+            for (int i = 0; i < outcomes.length; i++) {
+                if (outcomes[i] == null) {
+                    outcomes[i] = PublishOutcome.retriable(batch.get(i).eventId(), "not attempted: " + stopped);
+                }
+            }
+            return stopped == null;
+        }
+
+        private void confirm(Confirm confirm) {
+            Map<Long, Integer> settled = confirm.multiple()
+                    ? new TreeMap<>(unconfirmed.headMap(confirm.seq(), true))
+                    : unconfirmed.containsKey(confirm.seq()) ? Map.of(confirm.seq(), unconfirmed.get(confirm.seq()))
+                    : Map.of();
+            for (Map.Entry<Long, Integer> entry : settled.entrySet()) {
+                unconfirmed.remove(entry.getKey());
+                int index = entry.getValue();
+                UUID eventId = batch.get(index).eventId();
+                String returnedReason = returned.get(index);
+                if (!confirm.ack()) {
+                    outcomes[index] = PublishOutcome.retriable(eventId, "nacked by RabbitMQ");
+                    failRest(chainOf[index]);
+                } else if (returnedReason != null) {
+                    String reason = "unroutable: returned by RabbitMQ (" + returnedReason + ")";
+                    outcomes[index] = settings.unroutablePermanent()
+                            ? PublishOutcome.permanent(eventId, reason) : PublishOutcome.retriable(eventId, reason);
+                    failRest(chainOf[index]);
+                } else {
+                    outcomes[index] = PublishOutcome.acked(eventId);
+                    publishNext(chainOf[index]);
+                }
+            }
+        }
+
+        private void publishNext(int chain) {
+            Integer index = chains.get(chain).poll();
+            if (index == null) {
+                return;
+            }
+            OutboxEvent event = batch.get(index).event();
+            String exchange = exchangeFor(event);
+            if (stopped != null) {
+                outcomes[index] = PublishOutcome.retriable(event.eventId(), "not attempted: " + stopped);
+                failRest(chain);
+                return;
+            }
+            if (missingExchanges.contains(exchange)) {
+                outcomes[index] = PublishOutcome.permanent(event.eventId(),
+                        "no such destination: exchange '" + exchange + "' does not exist (404 NOT_FOUND)");
+                failRest(chain);
+                return;
+            }
+            long seq = channel.getNextPublishSeqNo();
+            unconfirmed.put(seq, index);
+            byMessageId.put(event.eventId().toString(), index);
+            try {
+                channel.basicPublish(exchange, routingKeyFor(event), settings.mandatory(),
+                        properties(batch.get(index)), event.payload());
+            } catch (IOException | AlreadyClosedException e) {
+                stop("RabbitMQ unavailable: " + describe(e));
+            }
+        }
+
+        /** Nothing more is sent; every unconfirmed message may or may not be on the broker. */
+        private void stop(String reason) {
+            if (stopped != null) {
+                return;
+            }
+            stopped = reason;
+            for (int index : unconfirmed.values()) {
+                outcomes[index] = PublishOutcome.retriable(batch.get(index).eventId(), reason);
+            }
+            unconfirmed.clear();
+        }
+
+        private void failRest(int chain) {
+            Deque<Integer> rest = chains.get(chain);
+            for (Integer later = rest.poll(); later != null; later = rest.poll()) {
+                outcomes[later] = PublishOutcome.retriable(batch.get(later).eventId(),
+                        "not attempted: an earlier event of aggregate " + batch.get(later).aggregate() + " failed");
+            }
+        }
+
+        private String exchangeFor(OutboxEvent event) {
+            return event.destinationOverride().orElseGet(() -> settings.exchangeTemplate()
+                    .replace("{aggregateType}", event.aggregateType())
+                    .replace("{eventType}", event.eventType()));
+        }
+
+        private String routingKeyFor(OutboxEvent event) {
+            return settings.routingKeyTemplate()
+                    .replace("{aggregateType}", event.aggregateType())
+                    .replace("{aggregateId}", event.aggregateId())
+                    .replace("{eventType}", event.eventType());
+        }
+
+        private AMQP.BasicProperties properties(ClaimedDelivery delivery) {
+            OutboxEvent event = delivery.event();
+            Map<String, Object> headers = new HashMap<>(event.headers());
+            headers.put(HEADER_AGGREGATE_TYPE, event.aggregateType());
+            headers.put(HEADER_AGGREGATE_ID, event.aggregateId());
+            return new AMQP.BasicProperties.Builder()
+                    .deliveryMode(2)
+                    .messageId(event.eventId().toString())
+                    .type(event.eventType())
+                    .contentType(event.contentType())
+                    .timestamp(Date.from(delivery.createdAt()))
+                    .appId("queuebox")
+                    .headers(headers)
+                    .build();
+        }
+    }
+}

@@ -1,0 +1,19 @@
+package io.queuebox.rabbitmq;
+
+import io.queuebox.ports.MessagePublisher;
+import io.queuebox.ports.MessagePublisherProvider;
+import java.util.Map;
+
+/** {@code broker.type: rabbitmq}: creates a {@link RabbitMqMessagePublisher} from {@link RabbitMqSettings}' keys. */
+public final class RabbitMqPublisherProvider implements MessagePublisherProvider {
+
+    @Override
+    public String name() {
+        return "rabbitmq";
+    }
+
+    @Override
+    public MessagePublisher create(Map<String, String> settings) {
+        return RabbitMqMessagePublisher.create(RabbitMqSettings.fromMap(settings));
+    }
+}
