@@ -79,7 +79,7 @@ final class OutboxCommand implements Runnable {
         @Option(names = "--event-id", paramLabel = "UUID", description = "An event id; repeatable.")
         List<UUID> eventIds;
 
-        @Option(names = "--aggregate", arity = "2", paramLabel = "TYPE ID",
+        @Option(names = "--aggregate", arity = "2", paramLabel = "TYPE ID", hideParamSyntax = true,
                 description = "Every parked event of one aggregate: its type and id.")
         List<String> aggregate;
 
@@ -105,7 +105,7 @@ final class OutboxCommand implements Runnable {
         @Spec
         CommandSpec spec;
 
-        @Option(names = "--aggregate", arity = "2", paramLabel = "TYPE ID", description = "Only this aggregate's events.")
+        @Option(names = "--aggregate", arity = "2", paramLabel = "TYPE ID", hideParamSyntax = true, description = "Only this aggregate's events.")
         List<String> aggregate;
 
         @Option(names = "--limit", defaultValue = "100", description = "Most events to list (default ${DEFAULT-VALUE}).")
