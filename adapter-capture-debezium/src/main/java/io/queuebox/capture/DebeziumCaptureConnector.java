@@ -1,0 +1,115 @@
+package io.queuebox.capture;
+
+import io.debezium.engine.DebeziumEngine;
+import io.debezium.engine.RecordChangeEvent;
+import io.debezium.engine.format.ChangeEventFormat;
+import io.debezium.embedded.Connect;
+import io.queuebox.ports.CaptureConnector;
+import io.queuebox.ports.WakeReason;
+import java.io.IOException;
+import java.util.Properties;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.apache.kafka.connect.data.Struct;
+import org.apache.kafka.connect.source.SourceRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** One run of the Debezium embedded engine; it reads change events and only wakes delivery. */
+final class DebeziumCaptureConnector implements CaptureConnector {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DebeziumCaptureConnector.class);
+
+    private final Properties properties;
+    private final String outboxTopic;
+    private final CaptureCounters counters;
+    private final AtomicBoolean closing = new AtomicBoolean();
+    private final AtomicBoolean started = new AtomicBoolean();
+    private final ExecutorService executor;
+    private volatile DebeziumEngine<RecordChangeEvent<SourceRecord>> engine;
+
+    DebeziumCaptureConnector(Properties properties, String outboxTopic, CaptureCounters counters, String threadName) {
+        this.properties = properties;
+        this.outboxTopic = outboxTopic;
+        this.counters = counters;
+        this.executor = Executors.newSingleThreadExecutor(runnable -> {
+            Thread thread = new Thread(runnable, threadName);
+            thread.setDaemon(true);
+            return thread;
+        });
+    }
+
+    @Override
+    public void start(Events events) {
+        if (!started.compareAndSet(false, true)) {
+            throw new IllegalStateException("a capture connector runs once; create a new one to restart");
+        }
+        AtomicBoolean reported = new AtomicBoolean();
+        engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
+                .using(properties)
+                .notifying(event -> onRecord(event.record(), events))
+                .using((success, message, error) -> {
+                    if (closing.get() || !reported.compareAndSet(false, true)) {
+                        return;
+                    }
+                    Throwable cause = error != null ? error
+                            : new IllegalStateException("capture connector stopped: " + message);
+                    LOG.warn("Capture connector stopped: {}", message, error);
+                    events.failed(cause);
+                })
+                .build();
+        executor.execute(engine);
+    }
+
+    private void onRecord(SourceRecord record, Events events) {
+        if (!outboxTopic.equals(record.topic())) {
+            return; // heartbeats and transaction metadata
+        }
+        if (isInsertOrSnapshot(record)) {
+            counters.wakeEvents.increment();
+            counters.markEvent();
+            events.wake(WakeReason.CAPTURE);
+        } else {
+            counters.ignoredEvents.increment();
+        }
+    }
+
+    /** Only a new row can create work; updates, deletes and tombstones are QueueBox's own state changes. */
+    static boolean isInsertOrSnapshot(SourceRecord record) {
+        if (!(record.value() instanceof Struct value)) {
+            return false; // tombstone
+        }
+        if (value.schema().field("op") == null) {
+            return false;
+        }
+        String op = value.getString("op");
+        return "c".equals(op) || "r".equals(op);
+    }
+
+    @Override
+    public void close() {
+        if (!closing.compareAndSet(false, true)) {
+            return;
+        }
+        DebeziumEngine<RecordChangeEvent<SourceRecord>> running = engine;
+        if (running != null) {
+            try {
+                running.close();
+            } catch (IOException | IllegalStateException e) {
+                // IllegalStateException: the engine already stopped by itself after a failure.
+                LOG.debug("Closing the capture connector: {}", e.toString());
+            }
+        }
+        executor.shutdown();
+        try {
+            if (!executor.awaitTermination(30, TimeUnit.SECONDS)) {
+                executor.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            executor.shutdownNow();
+        }
+    }
+}

@@ -1,0 +1,137 @@
+package io.queuebox.capture;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.queuebox.ports.CaptureConnector;
+import io.queuebox.ports.CaptureIdentity;
+import io.queuebox.ports.CaptureSettings;
+import io.queuebox.ports.WakeReason;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class DebeziumPostgresCaptureTest {
+
+    private PostgresCaptureDatabase db;
+    private final CopyOnWriteArrayList<CaptureConnector> running = new CopyOnWriteArrayList<>();
+
+    @TempDir
+    Path stateDir;
+
+    @BeforeEach
+    void createDatabase() throws Exception {
+        db = new PostgresCaptureDatabase();
+    }
+
+    @AfterEach
+    void dropDatabase() throws Exception {
+        running.forEach(CaptureConnector::close);
+        if (db != null) {
+            db.close();
+        }
+    }
+
+    @Test
+    void insertsWakeDeliveryAndUpdatesDeletesAndOtherTablesDoNot() throws Exception {
+        CaptureSettings settings = db.settings("qb_slot_" + db.database.substring(11), stateDir);
+        DebeziumCapture capture = capture();
+        RecordingEvents events = new RecordingEvents();
+        start(capture.create(settings, CaptureIdentity.random()), events);
+
+        int base = awaitStreaming(events);
+        db.insert(5);
+        db.execute("UPDATE queuebox_outbox SET status = 'SENT'");
+        db.execute("DELETE FROM queuebox_outbox");
+        db.execute("INSERT INTO unrelated (note) VALUES ('not the outbox')");
+        db.insert(1); // a marker after the changes that must be ignored
+        await().atMost(Duration.ofSeconds(30)).until(() -> events.wakes.get() >= base + 6);
+
+        // Let anything still in flight arrive before counting: nothing else may wake delivery.
+        Thread.sleep(500);
+        assertThat(events.wakes.get() - base)
+                .as("one wake-up per insert, none for the updates, deletes and the unrelated insert")
+                .isEqualTo(6);
+        assertThat(events.failure.get()).isNull();
+        assertThat(capture.statistics().wakeEvents()).isEqualTo(events.wakes.get());
+        assertThat(db.slotExists(settings.fingerprint().slot())).as("the connector created the slot").isTrue();
+    }
+
+    @Test
+    void aRestartResumesFromTheOffsetsFile() throws Exception {
+        CaptureSettings settings = db.settings("qb_slot_" + db.database.substring(11), stateDir);
+        CaptureIdentity identity = CaptureIdentity.random();
+        RecordingEvents first = new RecordingEvents();
+        CaptureConnector connector = start(capture().create(settings, identity), first);
+        awaitStreaming(first);
+        connector.close(); // a clean stop flushes the offsets
+        assertThat(Files.size(stateDir.resolve("offsets.dat"))).isPositive();
+
+        db.insert(3); // written while capture is down: the slot keeps them
+
+        RecordingEvents second = new RecordingEvents();
+        start(capture().create(settings, identity), second);
+        await().atMost(Duration.ofSeconds(60)).until(() -> second.wakes.get() >= 3);
+        Thread.sleep(500);
+        assertThat(second.wakes.get()).as("the 3 rows written while down, not the one read before").isEqualTo(3);
+    }
+
+    @Test
+    void aMissingPublicationStopsTheConnectorWithAFailure() throws Exception {
+        db.execute("DROP PUBLICATION queuebox_pub");
+        CaptureSettings settings = db.settings("qb_slot_" + db.database.substring(11), stateDir);
+        RecordingEvents events = new RecordingEvents();
+        start(capture().create(settings, CaptureIdentity.random()), events);
+        db.insert(1);
+        await().atMost(Duration.ofSeconds(60)).until(() -> events.failure.get() != null);
+        assertThat(events.failureCount.get()).isEqualTo(1);
+    }
+
+    /**
+     * The slot is created while the connector starts, so a row written before that is not in the stream:
+     * write probe rows until one wakes, and return the wake count from which a test counts.
+     */
+    private int awaitStreaming(RecordingEvents events) {
+        await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(300)).until(() -> {
+            db.insert(1);
+            return events.wakes.get() > 0;
+        });
+        await().pollDelay(Duration.ofMillis(500)).until(() -> true);
+        return events.wakes.get();
+    }
+
+    private CaptureConnector start(CaptureConnector connector, RecordingEvents events) {
+        running.add(connector);
+        connector.start(events);
+        return connector;
+    }
+
+    private DebeziumCapture capture() {
+        return DebeziumCapture.builder().credentials(db.user, "").pollInterval(Duration.ofMillis(10)).build();
+    }
+
+    static final class RecordingEvents implements CaptureConnector.Events {
+        final AtomicInteger wakes = new AtomicInteger();
+        final AtomicInteger failureCount = new AtomicInteger();
+        final AtomicReference<Throwable> failure = new AtomicReference<>();
+
+        @Override
+        public void wake(WakeReason reason) {
+            assertThat(reason).isEqualTo(WakeReason.CAPTURE);
+            wakes.incrementAndGet();
+        }
+
+        @Override
+        public void failed(Throwable error) {
+            failureCount.incrementAndGet();
+            failure.set(error);
+        }
+    }
+}

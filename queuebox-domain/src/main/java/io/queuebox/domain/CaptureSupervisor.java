@@ -1,0 +1,483 @@
+package io.queuebox.domain;
+
+import io.queuebox.domain.CaptureReconciliation.Decision;
+import io.queuebox.domain.CaptureReconciliation.Fault;
+import io.queuebox.domain.CaptureReconciliation.Resume;
+import io.queuebox.domain.CaptureReconciliation.StartFresh;
+import io.queuebox.domain.CaptureStatus.FaultReason;
+import io.queuebox.domain.CaptureStatus.State;
+import io.queuebox.ports.CaptureConnector;
+import io.queuebox.ports.CaptureIdentity;
+import io.queuebox.ports.CaptureLock;
+import io.queuebox.ports.CaptureSettings;
+import io.queuebox.ports.CaptureSourceInspector;
+import io.queuebox.ports.CaptureSourceReport;
+import io.queuebox.ports.CaptureStateDirectory;
+import io.queuebox.ports.CaptureStateStore;
+import io.queuebox.ports.Health;
+import io.queuebox.ports.WakeReason;
+import io.queuebox.ports.WakeSource;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+
+/**
+ * Runs capture as the seed page describes it, as a {@link WakeSource} of the delivery engine:
+ * checks the state directory and the database, reconciles the state with {@link CaptureReconciliation}
+ * under the identity's lock, then runs the connector and restarts it after a failure with
+ * {@link CaptureRestartBackoff} (1 s up to 30 s), waking delivery on every attempt.
+ *
+ * <p>A fault that needs a decision (the reconciliation faults, a state directory that cannot be
+ * written, a database not set up for capture, a lost lock) stops capture for good and is reported; it
+ * never retries and never touches delivery. Transient errors (the database unreachable while
+ * reconciling) are retried with the same backoff. The lock is held from reconciliation until
+ * {@link #close()}.
+ */
+public final class CaptureSupervisor implements WakeSource {
+
+    private final CaptureSettings settings;
+    private final CaptureStateStore stateStore;
+    private final CaptureStateDirectory directory;
+    private final CaptureLock lock;
+    private final CaptureSourceInspector inspector;
+    private final CaptureConnector.Factory connectors;
+    private final Clock clock;
+    private final Supplier<CaptureIdentity> freshIdentities;
+
+    private final ReentrantLock monitor = new ReentrantLock();
+    private final Condition changed = monitor.newCondition();
+    private boolean closed;
+    private Throwable connectorFailure;
+    private CaptureConnector connector;
+    private CaptureLock.Held held;
+    private volatile CaptureStatus status = CaptureStatus.of(State.STARTING, null, "not started", 0);
+    private Thread thread;
+
+    private CaptureSupervisor(Builder builder) {
+        this.settings = builder.settings;
+        this.stateStore = builder.stateStore;
+        this.directory = builder.directory;
+        this.lock = builder.lock;
+        this.inspector = builder.inspector;
+        this.connectors = builder.connectors;
+        this.clock = builder.clock;
+        this.freshIdentities = builder.freshIdentities;
+        if (!settings.active()) {
+            status = CaptureStatus.of(State.DISABLED, null, "capture is disabled; delivery polls", 0);
+        }
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** Starts supervising on a thread of its own; returns at once. Does nothing when capture is disabled. */
+    @Override
+    public void start(WakeListener delivery) {
+        Objects.requireNonNull(delivery, "delivery");
+        if (!settings.active()) {
+            return;
+        }
+        monitor.lock();
+        try {
+            if (thread != null) {
+                throw new IllegalStateException("capture supervisor already started");
+            }
+            thread = new Thread(() -> supervise(delivery), "queuebox-capture-supervisor");
+            thread.setDaemon(true);
+            thread.start();
+        } finally {
+            monitor.unlock();
+        }
+    }
+
+    /** Where capture stands now. */
+    public CaptureStatus status() {
+        return status;
+    }
+
+    /** Advisory: up while disabled, starting or streaming; down in a fault or while retrying. */
+    @Override
+    public Health health() {
+        CaptureStatus now = status;
+        Map<String, Object> details = new LinkedHashMap<>();
+        details.put("state", now.state().name());
+        now.identity().ifPresent(id -> details.put("identity", id.value()));
+        now.fault().ifPresent(f -> details.put("fault", f.name()));
+        details.put("consecutiveFailures", now.consecutiveFailures());
+        Health base = switch (now.state()) {
+            case DISABLED, STARTING, RUNNING -> Health.up(now.message());
+            case RETRYING, FAULT, STOPPED -> Health.down(now.message());
+        };
+        return base.withDetails(details);
+    }
+
+    /** Stops the connector, releases the lock and ends the supervising thread. Idempotent. */
+    @Override
+    public void close() {
+        Thread running;
+        monitor.lock();
+        try {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            changed.signalAll();
+            running = thread;
+        } finally {
+            monitor.unlock();
+        }
+        if (running != null) {
+            try {
+                running.join(TimeUnit.SECONDS.toMillis(60));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        if (status.state() != State.FAULT && status.state() != State.DISABLED) {
+            status = CaptureStatus.of(State.STOPPED, status.identity().orElse(null), "capture stopped", 0);
+        }
+    }
+
+    private void supervise(WakeListener delivery) {
+        CaptureRestartBackoff backoff = CaptureRestartBackoff.initial();
+        try {
+            Optional<CaptureIdentity> identity = Optional.empty();
+            while (identity.isEmpty()) {
+                Instant attemptStart = clock.instant();
+                try {
+                    identity = reconcile();
+                    if (identity.isEmpty()) {
+                        return; // a fault: reported, no retry
+                    }
+                } catch (RuntimeException transientError) {
+                    releaseLock();
+                    backoff = backoff.failedAfter(Duration.between(attemptStart, clock.instant()));
+                    if (!retryAfter(null, transientError, backoff, delivery)) {
+                        return;
+                    }
+                }
+            }
+            while (true) {
+                Instant attemptStart = clock.instant();
+                Throwable failure;
+                try {
+                    Optional<Throwable> stopped = runConnector(identity.get(), delivery);
+                    if (stopped.isEmpty()) {
+                        return; // closed, or a fault
+                    }
+                    failure = stopped.get();
+                } catch (RuntimeException startError) {
+                    stopConnector();
+                    failure = startError;
+                }
+                backoff = backoff.failedAfter(Duration.between(attemptStart, clock.instant()));
+                if (!retryAfter(identity.get(), failure, backoff, delivery)) {
+                    return;
+                }
+            }
+        } finally {
+            stopConnector();
+            releaseLock();
+        }
+    }
+
+    /** Reports the failure, wakes delivery, waits out the backoff; false when closed meanwhile. */
+    private boolean retryAfter(CaptureIdentity identity, Throwable failure, CaptureRestartBackoff backoff,
+                               WakeListener delivery) {
+        retrying(identity, failure, backoff);
+        delivery.wake(WakeReason.CAPTURE_RESTART);
+        awaitClosed(backoff.delay());
+        return !isClosed();
+    }
+
+    /** The identity to run as, or empty after reporting a fault. */
+    private Optional<CaptureIdentity> reconcile() {
+        status = CaptureStatus.of(State.STARTING, null, "reconciling capture state", status.consecutiveFailures());
+        try {
+            directory.checkWritable();
+        } catch (IllegalStateException notWritable) {
+            return fault(FaultReason.STATE_DIRECTORY_NOT_WRITABLE, null, notWritable.getMessage());
+        }
+        CaptureSourceReport report = inspector.inspect(settings);
+        if (!report.ready()) {
+            return fault(FaultReason.SOURCE_NOT_READY, null, String.join(" ", report.problems()));
+        }
+        Optional<CaptureIdentity> fileIdentity = directory.readIdentity();
+        CaptureIdentity fresh = freshIdentities.get();
+        CaptureIdentity toLock = CaptureReconciliation.identityToLock(fileIdentity, fresh);
+        Optional<CaptureLock.Held> acquired = lock.tryAcquire(toLock);
+        acquired.ifPresent(this::holding);
+        Decision decision = CaptureReconciliation.decide(stateStore.findAll(), fileIdentity, directory.hasOffsets(),
+                settings.fingerprint(), settings.mode(), report.slotExists(), acquired.isPresent(), fresh);
+        if (decision instanceof Fault fault) {
+            releaseLock();
+            return fault(FaultReason.valueOf(fault.reason().name()), toLock, fault.message());
+        }
+        CaptureIdentity identity = decision instanceof StartFresh start ? start.identity()
+                : ((Resume) decision).identity();
+        // The row first: a crash before the file is written then reads as STATE_MISSING, which an operator
+        // resolves with a reset, rather than as files of an unknown instance.
+        stateStore.recordStart(identity, settings.mode(), settings.fingerprint());
+        if (decision instanceof StartFresh) {
+            directory.writeIdentity(identity);
+        }
+        return Optional.of(identity);
+    }
+
+    /** Runs one connector until it fails (its error), or until close or a fault (empty). */
+    private Optional<Throwable> runConnector(CaptureIdentity identity, WakeListener delivery) {
+        CaptureLock.Held owner = currentLock();
+        if (owner == null || !owner.isHeld()) {
+            fault(FaultReason.OWNERSHIP_LOST, identity, "the database session holding the lock of identity "
+                    + identity + " was lost; restart QueueBox to take ownership again");
+            return Optional.empty();
+        }
+        CaptureSourceReport report = inspector.inspect(settings);
+        if (!report.slotExists() && directory.hasOffsets()) {
+            // Starting now would let the connector create a new slot and silently skip the gap.
+            fault(FaultReason.SLOT_MISSING, identity, "the replication slot '" + settings.fingerprint().slot()
+                    + "' is missing, but the state directory holds offsets of identity " + identity);
+            return Optional.empty();
+        }
+        if (!report.ready()) {
+            fault(FaultReason.SOURCE_NOT_READY, identity, String.join(" ", report.problems()));
+            return Optional.empty();
+        }
+        CaptureConnector started = connectors.create(settings, identity);
+        monitor.lock();
+        try {
+            if (closed) {
+                return Optional.empty();
+            }
+            connectorFailure = null;
+            connector = started;
+        } finally {
+            monitor.unlock();
+        }
+        status = CaptureStatus.of(State.RUNNING, identity, "streaming as identity " + identity,
+                status.consecutiveFailures());
+        recordStatus(identity, "RUNNING", null);
+        delivery.wake(WakeReason.CAPTURE_RESTART);
+        started.start(new CaptureConnector.Events() {
+            @Override
+            public void wake(WakeReason reason) {
+                delivery.wake(reason);
+            }
+
+            @Override
+            public void failed(Throwable error) {
+                monitor.lock();
+                try {
+                    connectorFailure = error;
+                    changed.signalAll();
+                } finally {
+                    monitor.unlock();
+                }
+            }
+        });
+        Throwable failure = awaitFailureOrClose();
+        stopConnector();
+        if (failure == null) {
+            return Optional.empty();
+        }
+        return Optional.of(failure);
+    }
+
+    private void retrying(CaptureIdentity identity, Throwable error, CaptureRestartBackoff backoff) {
+        String message = "capture connector failed (" + describe(error) + "); restart " + backoff.consecutiveFailures()
+                + " in " + backoff.delay().toSeconds() + " s";
+        status = CaptureStatus.of(State.RETRYING, identity, message, backoff.consecutiveFailures());
+        if (identity != null) {
+            recordStatus(identity, "RETRYING", message);
+        }
+    }
+
+    private Optional<CaptureIdentity> fault(FaultReason reason, CaptureIdentity identity, String message) {
+        status = CaptureStatus.fault(reason, identity, reason + ": " + message);
+        if (identity != null && stateStore.find(identity).isPresent()) {
+            recordStatus(identity, "FAULT", reason + ": " + message);
+        }
+        return Optional.empty();
+    }
+
+    private void recordStatus(CaptureIdentity identity, String state, String reason) {
+        try {
+            stateStore.recordStatus(identity, state, reason);
+        } catch (RuntimeException ignored) {
+            // Status is for operators; failing to record it must not change what capture does.
+        }
+    }
+
+    private Throwable awaitFailureOrClose() {
+        monitor.lock();
+        try {
+            while (!closed && connectorFailure == null) {
+                changed.awaitUninterruptibly();
+            }
+            return closed ? null : connectorFailure;
+        } finally {
+            monitor.unlock();
+        }
+    }
+
+    private void awaitClosed(Duration delay) {
+        monitor.lock();
+        try {
+            long nanos = delay.toNanos();
+            while (!closed && nanos > 0) {
+                nanos = changed.awaitNanos(nanos);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            monitor.unlock();
+        }
+    }
+
+    private boolean isClosed() {
+        monitor.lock();
+        try {
+            return closed;
+        } finally {
+            monitor.unlock();
+        }
+    }
+
+    private void holding(CaptureLock.Held acquired) {
+        monitor.lock();
+        try {
+            held = acquired;
+        } finally {
+            monitor.unlock();
+        }
+    }
+
+    private CaptureLock.Held currentLock() {
+        monitor.lock();
+        try {
+            return held;
+        } finally {
+            monitor.unlock();
+        }
+    }
+
+    private void stopConnector() {
+        CaptureConnector running;
+        monitor.lock();
+        try {
+            running = connector;
+            connector = null;
+        } finally {
+            monitor.unlock();
+        }
+        if (running != null) {
+            running.close();
+        }
+    }
+
+    private void releaseLock() {
+        CaptureLock.Held toRelease;
+        monitor.lock();
+        try {
+            toRelease = held;
+            held = null;
+        } finally {
+            monitor.unlock();
+        }
+        if (toRelease != null) {
+            try {
+                toRelease.close();
+            } catch (RuntimeException ignored) {
+                // A lost session already released the lock on the database side.
+            }
+        }
+    }
+
+    private static String describe(Throwable error) {
+        String text = error.getMessage();
+        return error.getClass().getSimpleName() + (text == null ? "" : ": " + text);
+    }
+
+    /** Builds a {@link CaptureSupervisor}; every port is required. */
+    public static final class Builder {
+        private CaptureSettings settings;
+        private CaptureStateStore stateStore;
+        private CaptureStateDirectory directory;
+        private CaptureLock lock;
+        private CaptureSourceInspector inspector;
+        private CaptureConnector.Factory connectors;
+        private Clock clock = Clock.systemUTC();
+        private Supplier<CaptureIdentity> freshIdentities = CaptureIdentity::random;
+
+        private Builder() {
+        }
+
+        public Builder settings(CaptureSettings value) {
+            this.settings = Objects.requireNonNull(value, "settings");
+            return this;
+        }
+
+        public Builder stateStore(CaptureStateStore value) {
+            this.stateStore = Objects.requireNonNull(value, "stateStore");
+            return this;
+        }
+
+        public Builder stateDirectory(CaptureStateDirectory value) {
+            this.directory = Objects.requireNonNull(value, "stateDirectory");
+            return this;
+        }
+
+        public Builder lock(CaptureLock value) {
+            this.lock = Objects.requireNonNull(value, "lock");
+            return this;
+        }
+
+        public Builder inspector(CaptureSourceInspector value) {
+            this.inspector = Objects.requireNonNull(value, "inspector");
+            return this;
+        }
+
+        public Builder connectors(CaptureConnector.Factory value) {
+            this.connectors = Objects.requireNonNull(value, "connectors");
+            return this;
+        }
+
+        public Builder clock(Clock value) {
+            this.clock = Objects.requireNonNull(value, "clock");
+            return this;
+        }
+
+        /** Where new identities come from; random UUIDs by default. */
+        public Builder freshIdentities(Supplier<CaptureIdentity> value) {
+            this.freshIdentities = Objects.requireNonNull(value, "freshIdentities");
+            return this;
+        }
+
+        public CaptureSupervisor build() {
+            requireSet(settings, "settings");
+            if (settings.active()) {
+                requireSet(stateStore, "stateStore");
+                requireSet(directory, "stateDirectory");
+                requireSet(lock, "lock");
+                requireSet(inspector, "inspector");
+                requireSet(connectors, "connectors");
+            }
+            return new CaptureSupervisor(this);
+        }
+
+        private static void requireSet(Object value, String name) {
+            if (value == null) {
+                throw new IllegalStateException(name + " is required when capture is enabled");
+            }
+        }
+    }
+}
