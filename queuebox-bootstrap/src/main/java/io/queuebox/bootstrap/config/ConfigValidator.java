@@ -100,6 +100,12 @@ final class ConfigValidator {
             problems.add(new ConfigProblem(Keys.CAPTURE_MODE.name(), mode,
                     "sqlserver-cdc needs a SQL Server database, but database.url is PostgreSQL; allowed here: polling, postgres-logical"));
         }
+        boolean captureActive = valueOf(given, Keys.CAPTURE_ENABLED).equals("true") && mode.equals("postgres-logical");
+        if (captureActive && given.get(Keys.CAPTURE_USERNAME.name()) == null && given.get(Keys.DATABASE_USERNAME.name()) == null
+                && !valueOf(given, Keys.DATABASE_URL).matches(".*[?&]user=[^&]+.*")) {
+            problems.add(new ConfigProblem(Keys.CAPTURE_USERNAME.name(), null,
+                    "capture needs an account: set outbox.capture.connection.username, database.username, or user= in database.url"));
+        }
         String broker = valueOf(given, Keys.BROKER_TYPE);
         if (!brokerNames.isEmpty() && !brokerNames.contains(broker)) {
             String suggestion = Suggestions.closest(broker, brokerNames).map(s -> "; did you mean " + s + "?").orElse("");

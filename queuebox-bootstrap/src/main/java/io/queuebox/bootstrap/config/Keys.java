@@ -105,6 +105,18 @@ public final class Keys {
     public static final ConfigKey CAPTURE_PUBLICATION = register(key("outbox.capture.publication", Type.IDENTIFIER)
             .defaultValue("queuebox_publication")
             .doc("PostgreSQL publication on the outbox table; you create it, QueueBox never does."));
+    public static final ConfigKey CAPTURE_POLL_INTERVAL_MS = register(key("outbox.capture.pollIntervalMs", Type.MILLIS)
+            .defaultValue(20).range(1, 10_000)
+            .doc("How long the connector waits for new log entries before looking again: the capture latency floor."));
+    public static final ConfigKey CAPTURE_HEARTBEAT_INTERVAL_MS = register(
+            key("outbox.capture.heartbeatIntervalMs", Type.MILLIS).defaultValue(10_000).range(100, 3_600_000)
+            .doc("Heartbeat of the connector, so the slot advances on a busy database while the outbox is quiet."));
+    public static final ConfigKey CAPTURE_OFFSET_FLUSH_INTERVAL_MS = register(
+            key("outbox.capture.offsetFlushIntervalMs", Type.MILLIS).defaultValue(5000).range(100, 3_600_000)
+            .doc("How often offsets.dat is written; after a crash at most this much is re-read (a spurious wake-up)."));
+    public static final ConfigKey CAPTURE_SNAPSHOT_MODE = register(key("outbox.capture.snapshotMode", Type.CHOICE)
+            .defaultValue("no_data").allowed("no_data", "initial")
+            .doc("no_data streams from now on (delivery finds existing rows through SQL); initial is for a documented recovery."));
     public static final ConfigKey CAPTURE_HOST = register(key("outbox.capture.connection.host", Type.STRING)
             .doc("Capture connection host; defaults to the host in database.url."));
     public static final ConfigKey CAPTURE_PORT = register(key("outbox.capture.connection.port", Type.INTEGER)
@@ -119,7 +131,7 @@ public final class Keys {
             key("outbox.capture.connection.passwordFile", Type.PATH)
             .doc("File holding the capture connection password; wins over outbox.capture.connection.password."));
     public static final ConfigKey CAPTURE_POOL_MAX_SIZE = register(key("outbox.capture.pool.maxSize", Type.INTEGER)
-            .defaultValue(2).range(1, 20)
+            .defaultValue(3).range(2, 20)
             .doc("Connections of the small pool for capture state and the capture session lock."));
 
     public static final ConfigKey BROKER_TYPE = register(key("broker.type", Type.STRING).required()

@@ -65,5 +65,6 @@ public final class Logging {
         // Client libraries log every connection and configuration at INFO; their warnings are what matters.
         context.getLogger("org.apache.kafka").setLevel(Level.WARN);
         context.getLogger("com.rabbitmq").setLevel(Level.WARN);
+        context.getLogger("io.debezium").setLevel(Level.WARN);
     }
 }

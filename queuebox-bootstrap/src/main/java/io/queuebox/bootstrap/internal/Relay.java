@@ -17,10 +17,16 @@ import io.queuebox.bootstrap.http.DataSourceHealth;
 import io.queuebox.bootstrap.http.HealthComponent;
 import io.queuebox.bootstrap.http.HttpEndpoints;
 import io.queuebox.domain.DeliverySettings;
-import io.queuebox.ports.CaptureMode;
+import io.queuebox.capture.DebeziumCapture;
+import io.queuebox.capture.FileCaptureStateDirectory;
+import io.queuebox.domain.CaptureSupervisor;
+import io.queuebox.ports.CaptureSettings;
 import io.queuebox.ports.Health;
 import io.queuebox.ports.MessagePublisher;
 import io.queuebox.postgres.PostgresOutbox;
+import io.queuebox.postgres.PostgresOutboxSettings;
+import java.nio.file.Path;
+import java.util.function.Supplier;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
@@ -80,22 +86,28 @@ public final class Relay implements AutoCloseable {
         MessagePublisher publisher = Publishers.create(brokerType, config.brokerSettings());
         resources.push(publisher);
 
-        Health capture = captureHealth();
-        DeliverySettings settings = Settings.delivery(config, false);
-        queueBox = QueueBox.builder()
+        CaptureSettings captureSettings = Settings.capture(config);
+        CaptureSupervisor capture = captureSettings.active() ? captureSupervisor(captureSettings, registry) : null;
+        DeliverySettings settings = Settings.delivery(config, capture != null);
+        QueueBox.Builder builder = QueueBox.builder()
                 .dataSource(pool)
                 .publisher(publisher)
                 .settings(settings)
                 .outbox(Settings.outbox(config))
                 .meterRegistry(registry)
                 .backlogSampleInterval(config.millis(Keys.METRICS_BACKLOG_SAMPLE_MS))
-                .listener(new LoggingListener())
-                .start();
+                .listener(new LoggingListener());
+        if (capture != null) {
+            // The engine starts and closes it with itself.
+            builder.wakeSource(capture);
+        }
+        queueBox = builder.start();
+        Supplier<Health> captureHealth = capture != null ? capture::health : this::captureInactive;
 
         http = HttpEndpoints.start(config.string(Keys.HTTP_HOST), config.integer(Keys.HTTP_PORT), queueBox::liveness,
                 List.of(HealthComponent.required("database", new DataSourceHealth(pool)),
                         HealthComponent.required("broker", publisher::health),
-                        HealthComponent.advisory("outbox-capture", () -> capture)),
+                        HealthComponent.advisory("outbox-capture", captureHealth)),
                 registry::scrape);
         resources.push(http);
         LOG.info("QueueBox relay started: {} -> {} ({} workers, batch {}, owner {}); http on port {}",
@@ -114,17 +126,40 @@ public final class Relay implements AutoCloseable {
         }
     }
 
-    /** Capture connectors are not part of this jar yet: say so, advisory, and keep delivering by polling. */
-    private Health captureHealth() {
-        CaptureMode mode = Settings.captureMode(config);
-        boolean enabled = config.bool(Keys.CAPTURE_ENABLED);
-        if (!enabled || mode == CaptureMode.POLLING) {
-            return Health.up("capture disabled; delivery polls every " + config.longValue(Keys.OUTBOX_POLL_INTERVAL_MS) + " ms");
-        }
-        LOG.warn("outbox.capture.mode {} is configured, but this build has no capture connector; delivery polls every {} ms",
-                mode.configName(), config.longValue(Keys.OUTBOX_POLL_INTERVAL_MS));
-        return Health.down("capture connector " + mode.configName() + " is not available in this build; delivery polls every "
-                + config.longValue(Keys.OUTBOX_POLL_INTERVAL_MS) + " ms");
+    private Health captureInactive() {
+        return Health.up("capture " + (config.bool(Keys.CAPTURE_ENABLED) ? "mode polling" : "disabled")
+                + "; delivery polls every " + config.longValue(Keys.OUTBOX_POLL_INTERVAL_MS) + " ms");
+    }
+
+    /**
+     * The capture supervisor on its own small pool (state row, inspector, and the session lock that holds one
+     * connection for the whole run), so capture never takes a connection from delivery.
+     */
+    private CaptureSupervisor captureSupervisor(CaptureSettings captureSettings, PrometheusMeterRegistry registry) {
+        HikariDataSource capturePool = Pools.capture(config, registry);
+        resources.push(capturePool);
+        Settings.Account account = Settings.captureAccount(config);
+        PostgresOutboxSettings outbox = Settings.outbox(config);
+        DebeziumCapture connectors = DebeziumCapture.builder()
+                .credentials(account.username(), account.password())
+                .pollInterval(config.millis(Keys.CAPTURE_POLL_INTERVAL_MS))
+                .heartbeatInterval(config.millis(Keys.CAPTURE_HEARTBEAT_INTERVAL_MS))
+                .offsetFlushInterval(config.millis(Keys.CAPTURE_OFFSET_FLUSH_INTERVAL_MS))
+                .snapshotMode(config.string(Keys.CAPTURE_SNAPSHOT_MODE))
+                .build();
+        LOG.info("capture {} on {}:{}/{} (slot {}, publication {}), state in {}; delivery also checks the table every {} ms",
+                captureSettings.mode().configName(), captureSettings.fingerprint().host(), captureSettings.port(),
+                captureSettings.fingerprint().database(), captureSettings.fingerprint().slot(),
+                captureSettings.fingerprint().publication(), captureSettings.stateDirectory(),
+                captureSettings.reconciliationInterval().toMillis());
+        return CaptureSupervisor.builder()
+                .settings(captureSettings)
+                .stateStore(PostgresOutbox.captureStateStore(capturePool, outbox))
+                .stateDirectory(new FileCaptureStateDirectory(Path.of(captureSettings.stateDirectory())))
+                .lock(PostgresOutbox.captureLock(capturePool))
+                .inspector(PostgresOutbox.captureSourceInspector(capturePool))
+                .connectors(connectors)
+                .build();
     }
 
     private static void bindJvmMetrics(PrometheusMeterRegistry registry) {

@@ -79,6 +79,45 @@ public final class Settings {
                 config.string(Keys.CAPTURE_STATE_DIRECTORY), config.millis(Keys.CAPTURE_RECONCILIATION_INTERVAL_MS));
     }
 
+    /**
+     * The account capture connects with: {@code outbox.capture.connection.username}/{@code password} when the
+     * username is set, else {@code database.username}/{@code password}, else the {@code user=} and
+     * {@code password=} of {@code database.url}.
+     */
+    public static Account captureAccount(QueueBoxConfig config) {
+        if (config.optional(Keys.CAPTURE_USERNAME).isPresent()) {
+            return new Account(config.string(Keys.CAPTURE_USERNAME), config.optional(Keys.CAPTURE_PASSWORD).orElse(""));
+        }
+        if (config.optional(Keys.DATABASE_USERNAME).isPresent()) {
+            return new Account(config.string(Keys.DATABASE_USERNAME), config.optional(Keys.DATABASE_PASSWORD).orElse(""));
+        }
+        String url = config.string(Keys.DATABASE_URL);
+        return new Account(urlParameter(url, "user").orElse(""),
+                config.optional(Keys.DATABASE_PASSWORD).or(() -> urlParameter(url, "password")).orElse(""));
+    }
+
+    private static java.util.Optional<String> urlParameter(String url, String name) {
+        int query = url.indexOf('?');
+        if (query < 0) {
+            return java.util.Optional.empty();
+        }
+        for (String pair : url.substring(query + 1).split("&")) {
+            if (pair.startsWith(name + "=")) {
+                return java.util.Optional.of(java.net.URLDecoder.decode(pair.substring(name.length() + 1),
+                        java.nio.charset.StandardCharsets.UTF_8));
+            }
+        }
+        return java.util.Optional.empty();
+    }
+
+    /** A database account; {@link #toString()} never shows the password. */
+    public record Account(String username, String password) {
+        @Override
+        public String toString() {
+            return "Account[" + username + "]";
+        }
+    }
+
     /** Host, port and database of a {@code jdbc:postgresql://} URL. */
     record JdbcLocation(String host, int port, String database) {
 

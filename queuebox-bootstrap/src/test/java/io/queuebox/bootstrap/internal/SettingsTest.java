@@ -65,7 +65,8 @@ class SettingsTest {
         CaptureSettings fromUrl = Settings.capture(config());
         CaptureSettings overridden = Settings.capture(config("outbox.capture.enabled", "true",
                 "outbox.capture.mode", "postgres-logical", "outbox.capture.connection.host", "replica",
-                "outbox.capture.connection.port", "5433", "outbox.capture.connection.database", "orders_ro"));
+                "outbox.capture.connection.port", "5433", "outbox.capture.connection.database", "orders_ro",
+                "outbox.capture.connection.username", "cdc"));
 
         assertThat(fromUrl.fingerprint().host()).isEqualTo("db-1");
         assertThat(fromUrl.port()).isEqualTo(6543);
@@ -77,6 +78,27 @@ class SettingsTest {
         assertThat(overridden.mode()).isEqualTo(CaptureMode.POSTGRES_LOGICAL);
         assertThat(overridden.active()).isTrue();
         assertThat(overridden.fingerprint().slot()).isEqualTo("queuebox_slot");
+    }
+
+    @Test
+    void captureAccountFallsBackFromItsOwnKeysToTheDatabaseAccountToTheUrl() {
+        assertThat(Settings.captureAccount(config("outbox.capture.connection.username", "cdc",
+                "outbox.capture.connection.password", "c1", "database.username", "app", "database.password", "a1")))
+                .isEqualTo(new Settings.Account("cdc", "c1"));
+        assertThat(Settings.captureAccount(config("database.username", "app", "database.password", "a1")))
+                .isEqualTo(new Settings.Account("app", "a1"));
+        Settings.Account fromUrl = Settings.captureAccount(QueueBoxConfig.of(Map.of("broker.type", "kafka",
+                "database.url", "jdbc:postgresql://db/app?user=relay&password=p%40ss")));
+        assertThat(fromUrl).isEqualTo(new Settings.Account("relay", "p@ss"));
+        assertThat(fromUrl.toString()).doesNotContain("p@ss");
+    }
+
+    @Test
+    void activeCaptureWithoutAnyAccountIsAConfigurationProblem() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> QueueBoxConfig.of(Map.of("broker.type", "kafka",
+                        "database.url", "jdbc:postgresql://db/app", "outbox.capture.enabled", "true",
+                        "outbox.capture.mode", "postgres-logical")))
+                .hasMessageContaining("outbox.capture.connection.username: capture needs an account");
     }
 
     @Test
