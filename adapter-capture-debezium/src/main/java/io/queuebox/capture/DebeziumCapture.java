@@ -78,6 +78,8 @@ public final class DebeziumCapture implements CaptureConnector.Factory {
         props.setProperty("snapshot.mode", snapshotMode);
         props.setProperty("poll.interval.ms", Long.toString(pollInterval.toMillis()));
         props.setProperty("heartbeat.interval.ms", Long.toString(heartbeatInterval.toMillis()));
+        // Failures surface to the capture supervisor, which owns the restart policy (1 s up to 30 s).
+        props.setProperty("errors.max.retries", "0");
         props.putAll(dialect.connectorProperties(settings, credentials));
         props.putAll(extraProperties);
         return props;

@@ -208,9 +208,6 @@ public final class CaptureSupervisor implements WakeSource {
             return fault(FaultReason.STATE_DIRECTORY_NOT_WRITABLE, null, notWritable.getMessage());
         }
         CaptureSourceReport report = inspector.inspect(settings);
-        if (!report.ready()) {
-            return fault(FaultReason.SOURCE_NOT_READY, null, String.join(" ", report.problems()));
-        }
         Optional<CaptureIdentity> fileIdentity = directory.readIdentity();
         CaptureIdentity fresh = freshIdentities.get();
         CaptureIdentity toLock = CaptureReconciliation.identityToLock(fileIdentity, fresh);
@@ -224,6 +221,11 @@ public final class CaptureSupervisor implements WakeSource {
         }
         CaptureIdentity identity = decision instanceof StartFresh start ? start.identity()
                 : ((Resume) decision).identity();
+        // After the state faults: a changed setting says more than the new target not being set up yet.
+        if (!report.ready()) {
+            releaseLock();
+            return fault(FaultReason.SOURCE_NOT_READY, identity, String.join(" ", report.problems()));
+        }
         // The row first: a crash before the file is written then reads as STATE_MISSING, which an operator
         // resolves with a reset, rather than as files of an unknown instance.
         stateStore.recordStart(identity, settings.mode(), settings.fingerprint());
