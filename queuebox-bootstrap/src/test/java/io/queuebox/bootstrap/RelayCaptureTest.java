@@ -93,6 +93,10 @@ class RelayCaptureTest {
 
             await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(rabbit.drain())
                     .containsAll(events.stream().map(e -> e.eventId().toString()).toList()));
+            String metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + relay.httpPort() + "/metrics"))
+                    .build(), HttpResponse.BodyHandlers.ofString()).body();
+            assertThat(metrics).containsPattern("queuebox_capture_wake_events_total [1-9]")
+                    .contains("hikaricp_connections_max{pool=\"queuebox-capture\"} 3.0");
         }
         assertThat(stateDirectory.resolve("identity")).exists();
         assertThat(database.count("public.queuebox_capture_state", "true")).isEqualTo(1);

@@ -1,6 +1,7 @@
 package io.queuebox.bootstrap.internal;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -147,6 +148,10 @@ public final class Relay implements AutoCloseable {
                 .offsetFlushInterval(config.millis(Keys.CAPTURE_OFFSET_FLUSH_INTERVAL_MS))
                 .snapshotMode(config.string(Keys.CAPTURE_SNAPSHOT_MODE))
                 .build();
+        FunctionCounter.builder("queuebox.capture.wake.events", connectors, c -> c.statistics().wakeEvents())
+                .description("Inserts into the outbox table that capture saw (each wakes delivery)").register(registry);
+        FunctionCounter.builder("queuebox.capture.ignored.events", connectors, c -> c.statistics().ignoredEvents())
+                .description("Updates, deletes and tombstones capture saw and ignored").register(registry);
         LOG.info("capture {} on {}:{}/{} (slot {}, publication {}), state in {}; delivery also checks the table every {} ms",
                 captureSettings.mode().configName(), captureSettings.fingerprint().host(), captureSettings.port(),
                 captureSettings.fingerprint().database(), captureSettings.fingerprint().slot(),
