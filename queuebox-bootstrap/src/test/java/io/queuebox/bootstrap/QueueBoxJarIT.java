@@ -50,6 +50,10 @@ class QueueBoxJarIT {
     }
 
     private static Process start(Path log, int httpPort, String... args) throws IOException {
+        return start(log, httpPort, Map.of(), args);
+    }
+
+    private static Process start(Path log, int httpPort, Map<String, String> overrides, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m", "-jar", JAR.toString()));
         command.addAll(List.of(args));
@@ -60,6 +64,7 @@ class QueueBoxJarIT {
                 env.put(io.queuebox.bootstrap.config.EnvNames.forKey(key), value));
         env.put("QUEUEBOX_HTTP_PORT", Integer.toString(httpPort));
         env.put("QUEUEBOX_LOG_FORMAT", "json");
+        env.putAll(overrides);
         return builder.start();
     }
 
@@ -106,4 +111,26 @@ class QueueBoxJarIT {
         assertThat(database.count("public.queuebox_outbox", "status = 'sent'")).isEqualTo(20);
     }
 
+
+    @Test
+    void anUnreachableDatabaseAtStartExits3AfterTheWait() throws Exception {
+        Path log = Files.createTempFile("queuebox-unreachable", ".log");
+        Process relay = start(log, 0, Map.of("QUEUEBOX_DATABASE_URL", "jdbc:postgresql://127.0.0.1:1/none",
+                "QUEUEBOX_STARTUP_DATABASE_WAIT_MS", "1000", "QUEUEBOX_DATABASE_POOL_CONNECTION_TIMEOUT_MS", "250"), "run");
+
+        assertThat(relay.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(relay.exitValue()).as(Files.readString(log)).isEqualTo(3);
+        assertThat(Files.readString(log)).contains("startup.databaseWaitMs");
+    }
+
+    @Test
+    void aBadConfigurationExits2ListingEveryProblem() throws Exception {
+        Path log = Files.createTempFile("queuebox-badconfig", ".log");
+        Process relay = start(log, 0, Map.of("QUEUEBOX_OUTBOX_BATCH_SIZE", "0", "QUEUEBOX_OUTBOX_ORDERING", "random"), "run");
+
+        assertThat(relay.waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(relay.exitValue()).isEqualTo(2);
+        assertThat(Files.readString(log)).contains("2 configuration problem(s)").contains("outbox.batchSize")
+                .contains("outbox.ordering");
+    }
 }
