@@ -1,6 +1,7 @@
 package io.queuebox.bootstrap.cli;
 
 import io.queuebox.bootstrap.config.ConfigException;
+import io.queuebox.bootstrap.demo.DemoCommand;
 import io.queuebox.bootstrap.config.Masking;
 import io.queuebox.bootstrap.internal.DatabaseUnreachableException;
 import java.io.PrintWriter;
@@ -26,6 +27,7 @@ public final class Cli {
                         .addSubcommand(new OutboxCommand.Stats(context))
                         .addSubcommand(new OutboxCommand.Parked(context))
                         .addSubcommand(new OutboxCommand.Replay(context)))
+                .addSubcommand(new DemoCommand())
                 .addSubcommand(new CommandLine.HelpCommand());
         commandLine.setOut(out).setErr(err);
         commandLine.setExecutionExceptionHandler(Cli::handle);
