@@ -47,14 +47,7 @@ final class EventWriter {
 
     void write(Connection connection, List<OutboxEvent> events) {
         Objects.requireNonNull(connection, "transaction");
-        Objects.requireNonNull(events, "events");
-        for (int i = 0; i < events.size(); i++) {
-            OutboxEvent event = events.get(i);
-            if (event == null) {
-                throw new IllegalArgumentException("events[" + i + "] is null");
-            }
-            check(event);
-        }
+        validate(events);
         int written = 0;
         try {
             for (int from = 0; from < events.size(); from += ROWS_PER_STATEMENT) {
@@ -81,6 +74,18 @@ final class EventWriter {
             }
         } catch (SQLException e) {
             throw translate(e, events.size(), written);
+        }
+    }
+
+    /** Refuses a bad batch before anything reaches the database, naming the event and the field. */
+    void validate(List<OutboxEvent> events) {
+        Objects.requireNonNull(events, "events");
+        for (int i = 0; i < events.size(); i++) {
+            OutboxEvent event = events.get(i);
+            if (event == null) {
+                throw new IllegalArgumentException("events[" + i + "] is null");
+            }
+            check(event);
         }
     }
 
