@@ -60,7 +60,7 @@ enum SqlServerStatements {
             + " UPDATE u SET lease_owner = @owner, lease_token = @token,"
             + " lease_until = DATEADD(microsecond, @leaseMicros, DATEADD(second, @leaseSeconds, @now))"
             + " OUTPUT " + Columns.inserted()
-            + " FROM {table} u JOIN @candidates c ON u.event_id = c.event_id;"
+            + " FROM @candidates c JOIN {table} u WITH (FORCESEEK) ON u.event_id = c.event_id;"
             + " COMMIT TRANSACTION;"),
 
     /** The claim without ordering: one statement through an updatable CTE, no guard needed. */
@@ -71,38 +71,38 @@ enum SqlServerStatements {
             + " lease_until = DATEADD(microsecond, :leaseMicros, DATEADD(second, :leaseSeconds, SYSUTCDATETIME()))"
             + " OUTPUT " + Columns.inserted() + ";"),
 
-    MARK_SENT(Group.STORE, "UPDATE {table} SET status = 'sent', sent_at = SYSUTCDATETIME(), lease_token = NULL,"
-            + " lease_until = NULL WHERE lease_token = :token AND status = 'pending'"
-            + " AND event_id IN (SELECT j.id FROM OPENJSON(:ids) WITH (id uniqueidentifier '$') j)"),
+    MARK_SENT(Group.STORE, "UPDATE o SET status = 'sent', sent_at = SYSUTCDATETIME(), lease_token = NULL,"
+            + " lease_until = NULL" + Fenced.BY_IDS),
 
-    DELETE_SENT(Group.STORE, "DELETE FROM {table} WHERE lease_token = :token AND status = 'pending'"
-            + " AND event_id IN (SELECT j.id FROM OPENJSON(:ids) WITH (id uniqueidentifier '$') j)"),
+    DELETE_SENT(Group.STORE, "DELETE o" + Fenced.BY_IDS),
 
     RESCHEDULE(Group.STORE, "UPDATE o SET attempts = o.attempts + 1, last_error = r.reason,"
             + " next_attempt_at = DATEADD(microsecond, r.micros, DATEADD(second, r.seconds, SYSUTCDATETIME())),"
             + " lease_token = NULL, lease_until = NULL"
-            + " FROM {table} o JOIN OPENJSON(:retries) WITH (id uniqueidentifier '$.id', seconds int '$.seconds',"
-            + " micros int '$.micros', reason nvarchar(max) '$.reason') r ON o.event_id = r.id"
+            + " FROM OPENJSON(:retries) WITH (id uniqueidentifier '$.id', seconds int '$.seconds',"
+            + " micros int '$.micros', reason nvarchar(max) '$.reason') r"
+            + " JOIN {table} o WITH (FORCESEEK) ON o.event_id = r.id"
             + " WHERE o.lease_token = :token AND o.status = 'pending'"),
 
     PARK(Group.STORE, "UPDATE o SET status = 'parked', attempts = o.attempts + 1, last_error = r.reason,"
             + " lease_token = NULL, lease_until = NULL"
-            + " FROM {table} o JOIN OPENJSON(:parkings) WITH (id uniqueidentifier '$.id',"
-            + " reason nvarchar(max) '$.reason') r ON o.event_id = r.id"
+            + " FROM OPENJSON(:parkings) WITH (id uniqueidentifier '$.id', reason nvarchar(max) '$.reason') r"
+            + " JOIN {table} o WITH (FORCESEEK) ON o.event_id = r.id"
             + " WHERE o.lease_token = :token AND o.status = 'pending'"),
 
-    RELEASE(Group.STORE, "UPDATE {table} SET lease_token = NULL, lease_until = NULL"
-            + " WHERE lease_token = :token AND status = 'pending'"
-            + " AND event_id IN (SELECT j.id FROM OPENJSON(:ids) WITH (id uniqueidentifier '$') j)"),
+    RELEASE(Group.STORE, "UPDATE o SET lease_token = NULL, lease_until = NULL" + Fenced.BY_IDS),
 
-    RENEW(Group.STORE, "UPDATE {table}"
+    RENEW(Group.STORE, "UPDATE o"
             + " SET lease_until = DATEADD(microsecond, :leaseMicros, DATEADD(second, :leaseSeconds, SYSUTCDATETIME()))"
-            + " WHERE lease_token = :token AND status = 'pending'"),
+            + " FROM {table} o WITH (FORCESEEK) WHERE o.lease_token = :token AND o.status = 'pending'"),
 
-    /** The earliest time a pending row is ready on its own: its due time, or its lease expiry if later. */
+    /**
+     * The earliest time a pending row is ready on its own: its due time, or its lease expiry if later.
+     * READPAST skips rows an open transaction is inserting (invisible, as on PostgreSQL) instead of waiting.
+     */
     TIME_UNTIL_NEXT_DUE(Group.STORE, "SELECT DATEDIFF_BIG(microsecond, SYSUTCDATETIME(),"
             + " MIN(CASE WHEN lease_until > next_attempt_at THEN lease_until ELSE next_attempt_at END)) AS micros"
-            + " FROM {table} WHERE status = 'pending'"),
+            + " FROM {table} WITH (READPAST) WHERE status = 'pending'"),
 
     /** Oldest sent rows first, skipping rows someone else locks, at most {@code :maxRows} per call. */
     PURGE_SENT(Group.STORE, "WITH oldest AS (SELECT TOP (:maxRows) event_id FROM {table} WITH (ROWLOCK, READPAST)"
@@ -114,7 +114,7 @@ enum SqlServerStatements {
             + " COUNT_BIG(CASE WHEN status = 'pending' AND lease_until > SYSUTCDATETIME() THEN 1 END) AS leased,"
             + " COUNT_BIG(CASE WHEN status = 'parked' THEN 1 END) AS parked,"
             + " DATEDIFF_BIG(microsecond, MIN(CASE WHEN status = 'pending' THEN created_at END), SYSUTCDATETIME())"
-            + " AS oldest_micros FROM {table} WHERE status IN ('pending', 'parked')"),
+            + " AS oldest_micros FROM {table} WITH (READPAST) WHERE status IN ('pending', 'parked')"),
 
     PARKED_BY_EVENT_IDS(Group.STORE, "SELECT TOP (:limit) " + Columns.plain() + " FROM {table}"
             + " WHERE status = 'parked' AND event_id IN (SELECT j.id FROM OPENJSON(:ids) WITH (id uniqueidentifier '$') j)"
@@ -127,8 +127,9 @@ enum SqlServerStatements {
     PARKED_ALL(Group.STORE, "SELECT TOP (:limit) " + Columns.plain() + " FROM {table}"
             + " WHERE status = 'parked' ORDER BY seq"),
 
-    REPLAY_BY_EVENT_IDS(Group.STORE, "UPDATE {table} SET " + Columns.REPLAYED
-            + " WHERE status = 'parked' AND event_id IN (SELECT j.id FROM OPENJSON(:ids) WITH (id uniqueidentifier '$') j)"),
+    REPLAY_BY_EVENT_IDS(Group.STORE, "UPDATE o SET " + Columns.REPLAYED
+            + " FROM OPENJSON(:ids) WITH (id uniqueidentifier '$') j JOIN {table} o WITH (FORCESEEK)"
+            + " ON o.event_id = j.id WHERE o.status = 'parked'"),
 
     REPLAY_BY_AGGREGATE(Group.STORE, "UPDATE {table} SET " + Columns.REPLAYED
             + " WHERE status = 'parked' AND aggregate_type = :aggregateType AND aggregate_id = :aggregateId"),
@@ -209,6 +210,20 @@ enum SqlServerStatements {
             matcher.appendReplacement(out, Matcher.quoteReplacement(name));
         }
         return matcher.appendTail(out).toString();
+    }
+
+    /**
+     * The tail of the fenced updates by id list. The ids come as a JSON array; FORCESEEK makes SQL Server
+     * reach each row through an index (the primary key) instead of scanning, because a scan would take
+     * update locks on every row it reads and wait for transactions that are still inserting rows.
+     */
+    static final class Fenced {
+        static final String BY_IDS = " FROM OPENJSON(:ids) WITH (id uniqueidentifier '$') j"
+                + " JOIN {table} o WITH (FORCESEEK) ON o.event_id = j.id"
+                + " WHERE o.lease_token = :token AND o.status = 'pending'";
+
+        private Fenced() {
+        }
     }
 
     /** The columns a delivery or a parked event is read from. */

@@ -39,7 +39,7 @@ GO
 IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(N'[${queuebox_schema}].[${queuebox_table}]')
                AND name = N'${queuebox_table}_pending_seq_idx')
 CREATE INDEX [${queuebox_table}_pending_seq_idx] ON [${queuebox_schema}].[${queuebox_table}] (seq)
-    INCLUDE (next_attempt_at, lease_until, aggregate_type, aggregate_id)
+    INCLUDE (event_id, next_attempt_at, lease_until, aggregate_type, aggregate_id)
     WHERE status = 'pending';
 GO
 
@@ -48,15 +48,15 @@ IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(N'[${queueb
                AND name = N'${queuebox_table}_unsent_aggregate_idx')
 CREATE INDEX [${queuebox_table}_unsent_aggregate_idx] ON [${queuebox_schema}].[${queuebox_table}]
     (aggregate_type, aggregate_id, seq)
-    INCLUDE (status, next_attempt_at, lease_until)
+    INCLUDE (event_id, status, next_attempt_at, lease_until)
     WHERE status IN ('pending', 'parked');
 GO
 
--- Renew finds a claim's rows by its lease token alone.
+-- Renew finds a claim's rows by its lease token alone, with a forced seek. Not filtered: a filtered index is
+-- ignored under forced parameterization, and the forced seek would then have no index to use.
 IF NOT EXISTS (SELECT 1 FROM sys.indexes WHERE object_id = OBJECT_ID(N'[${queuebox_schema}].[${queuebox_table}]')
                AND name = N'${queuebox_table}_lease_token_idx')
-CREATE INDEX [${queuebox_table}_lease_token_idx] ON [${queuebox_schema}].[${queuebox_table}] (lease_token)
-    WHERE lease_token IS NOT NULL;
+CREATE INDEX [${queuebox_table}_lease_token_idx] ON [${queuebox_schema}].[${queuebox_table}] (lease_token);
 GO
 
 -- Purge deletes the oldest sent rows first.

@@ -35,15 +35,15 @@ class SchemaScriptsTest {
     }
 
     @Test
-    void everyIndexIsFilteredAndEveryBatchIsIdempotent() {
+    void everyIndexButTheLeaseTokensIsFilteredAndEveryBatchIsIdempotent() {
         List<String> batches = SchemaScripts.batches(SqlServerOutbox.renderSchemaScripts(SETTINGS).get(0));
         assertThat(batches).hasSize(8);
         for (String batch : batches) {
             String code = batch.replaceAll("(?m)--.*$", "").strip();
             assertThat(code).as(code).startsWith("IF ");
             assertThat(code).doesNotContainPattern("(?im)^\\s*GO\\s*$");
-            if (code.contains("CREATE INDEX")) {
-                assertThat(code).as(code).containsPattern("WHERE (status|lease_token) ");
+            if (code.contains("CREATE INDEX") && !code.contains("_lease_token_idx")) {
+                assertThat(code).as(code).containsPattern("WHERE status ");
             }
         }
         assertThat(batches).filteredOn(b -> b.contains("CREATE INDEX")).hasSize(5);

@@ -105,7 +105,20 @@ class SqlServerStatementsTest {
                 .contains("OPENJSON(:retries) WITH (id uniqueidentifier '$.id', seconds int '$.seconds',"
                         + " micros int '$.micros', reason nvarchar(max) '$.reason')");
         assertThat(SqlServerStatements.MARK_SENT.render(SETTINGS))
-                .contains("event_id IN (SELECT j.id FROM OPENJSON(:ids) WITH (id uniqueidentifier '$') j)");
+                .contains("FROM OPENJSON(:ids) WITH (id uniqueidentifier '$') j JOIN " + TABLE
+                        + " o WITH (FORCESEEK) ON o.event_id = j.id");
+    }
+
+    @Test
+    void everyStatementThatChangesRowsByIdOrTokenSeeksInsteadOfScanning() {
+        for (SqlServerStatements statement : List.of(SqlServerStatements.MARK_SENT, SqlServerStatements.DELETE_SENT,
+                SqlServerStatements.RESCHEDULE, SqlServerStatements.PARK, SqlServerStatements.RELEASE,
+                SqlServerStatements.RENEW, SqlServerStatements.REPLAY_BY_EVENT_IDS, SqlServerStatements.CLAIM_ORDERED)) {
+            assertThat(statement.render(SETTINGS)).as(statement.name()).containsPattern("\\[order_outbox] [ou] WITH \\(FORCESEEK\\)");
+        }
+        // Reads that must not wait for a transaction still inserting rows skip locked rows instead.
+        assertThat(SqlServerStatements.TIME_UNTIL_NEXT_DUE.render(SETTINGS)).contains(TABLE + " WITH (READPAST)");
+        assertThat(SqlServerStatements.STATS.render(SETTINGS)).contains(TABLE + " WITH (READPAST)");
     }
 
     @Test
