@@ -77,7 +77,16 @@ final class SqlServerCaptureSourceInspector implements CaptureSourceInspector {
                 return Optional.of(rs.getString("status_desc"));
             }
         } catch (SQLException e) {
-            // Needs VIEW SERVER STATE; the extended procedure below is the older way to ask.
+            // Needs VIEW SERVER STATE; the ways below ask differently.
+        }
+        try (PreparedStatement statement = connection.prepareStatement(
+                SqlServerStatements.INSPECT_AGENT_SESSIONS.template());
+             ResultSet rs = statement.executeQuery()) {
+            if (rs.next() && rs.getInt("can_see") == 1) {
+                return Optional.of(rs.getInt("agent_sessions") > 0 ? "Running" : "not running (no SQLAgent session)");
+            }
+        } catch (SQLException e) {
+            // Fall through to the extended procedure.
         }
         try (PreparedStatement statement = connection.prepareStatement(
                 SqlServerStatements.INSPECT_AGENT_SERVICECONTROL.template());

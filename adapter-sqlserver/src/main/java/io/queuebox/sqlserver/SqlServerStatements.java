@@ -175,7 +175,14 @@ enum SqlServerStatements {
     INSPECT_AGENT_SERVICE(Group.INSPECTOR, "SELECT status_desc FROM sys.dm_server_services"
             + " WHERE servicename LIKE N'SQL Server Agent%'"),
 
-    /** The fallback where sys.dm_server_services is not readable; answers 'Running.' or 'Stopped.'. */
+    /**
+     * The first fallback, where sys.dm_server_services has no Agent row: a running Agent keeps sessions
+     * named SQLAgent - ... open. Only conclusive with VIEW SERVER STATE, which the first column tells.
+     */
+    INSPECT_AGENT_SESSIONS(Group.INSPECTOR, "SELECT HAS_PERMS_BY_NAME(NULL, NULL, 'VIEW SERVER STATE') AS can_see,"
+            + " (SELECT COUNT(*) FROM sys.dm_exec_sessions WHERE program_name LIKE N'SQLAgent%') AS agent_sessions"),
+
+    /** The last fallback, for accounts without VIEW SERVER STATE; answers 'Running.' or 'Stopped.'. */
     INSPECT_AGENT_SERVICECONTROL(Group.INSPECTOR, "EXEC master.dbo.xp_servicecontrol N'QUERYSTATE', N'SQLServerAGENT'");
 
     /** Which part of the adapter runs a statement, and so which test suite exercises it. */

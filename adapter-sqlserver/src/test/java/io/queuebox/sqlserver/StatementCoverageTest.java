@@ -123,12 +123,14 @@ class StatementCoverageTest {
                     "SqlServerCaptureSourceInspectorTest#eachMissingPieceIsASentenceUntilCaptureCanStart")),
             entry(SqlServerStatements.INSPECT_AGENT_SERVICE, List.of(
                     "SqlServerCaptureSourceInspectorTest#eachMissingPieceIsASentenceUntilCaptureCanStart")),
-            // Reached only when sys.dm_server_services is not readable; the container's sa can read it.
+            // Reached only when sys.dm_server_services has no Agent row or is not readable.
+            entry(SqlServerStatements.INSPECT_AGENT_SESSIONS, List.of()),
             entry(SqlServerStatements.INSPECT_AGENT_SERVICECONTROL, List.of()));
 
     /** Statements no contract scenario runs, each for a stated reason. */
     private static final Map<SqlServerStatements, String> NOT_IN_THE_CONTRACT = Map.of(
             SqlServerStatements.REPLAY_ALL, "the contract replays by aggregate and by event ids, never all parked rows",
+            SqlServerStatements.INSPECT_AGENT_SESSIONS, "the fallback where sys.dm_server_services has no Agent row",
             SqlServerStatements.INSPECT_AGENT_SERVICECONTROL, "the fallback for accounts without VIEW SERVER STATE");
 
     private static final List<Class<?>> SUITES = List.of(SqlServerOutboxStoreTest.class,
