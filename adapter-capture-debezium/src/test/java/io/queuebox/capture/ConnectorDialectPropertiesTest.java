@@ -3,12 +3,18 @@ package io.queuebox.capture;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.debezium.config.Configuration;
+import io.debezium.config.Field;
+import io.debezium.connector.postgresql.PostgresConnectorConfig;
+import io.debezium.connector.sqlserver.SqlServerConnectorConfig;
 import io.queuebox.ports.CaptureFingerprint;
 import io.queuebox.ports.CaptureIdentity;
 import io.queuebox.ports.CaptureMode;
 import io.queuebox.ports.CaptureSettings;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Properties;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -74,6 +80,29 @@ class ConnectorDialectPropertiesTest {
         // The named classes are on the classpath, so the engine will find them.
         Class.forName(props.getProperty("connector.class"));
         Class.forName(props.getProperty("schema.history.internal"));
+        assertThat(problems(props, SqlServerConnectorConfig.ALL_FIELDS)).as("Debezium's own validation").isEmpty();
+    }
+
+    @Test
+    void debeziumsValidationRejectsWhatItShould() {
+        Properties bad = new Properties();
+        bad.setProperty("snapshot.mode", "never-heard-of-it");
+        assertThat(problems(bad, SqlServerConnectorConfig.ALL_FIELDS)).isNotEmpty();
+    }
+
+    @Test
+    void postgresPropertiesPassDebeziumsValidation() {
+        CaptureSettings settings = settings(CaptureMode.POSTGRES_LOGICAL, 5432,
+                new CaptureFingerprint("queuebox_slot", "queuebox_pub", "public", "queuebox_outbox", "db.local", "shop"));
+        DebeziumCapture capture = DebeziumCapture.builder().credentials("capture", "secret").build();
+        Properties props = capture.engineProperties(settings, IDENTITY, capture.dialectFor(CaptureMode.POSTGRES_LOGICAL));
+        assertThat(problems(props, PostgresConnectorConfig.ALL_FIELDS)).isEmpty();
+    }
+
+    private static List<String> problems(Properties props, Field.Set fields) {
+        List<String> problems = new ArrayList<>();
+        Configuration.from(props).validateAndRecord(fields, problems::add);
+        return problems;
     }
 
     @Test
