@@ -96,7 +96,11 @@ class RelayCaptureTest {
             String metrics = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + relay.httpPort() + "/metrics"))
                     .build(), HttpResponse.BodyHandlers.ofString()).body();
             assertThat(metrics).containsPattern("queuebox_capture_wake_events_total [1-9]")
-                    .contains("hikaricp_connections_max{pool=\"queuebox-capture\"} 3.0");
+                    .contains("hikaricp_connections_max{pool=\"queuebox-capture\"} 3.0")
+                    .contains("queuebox_capture_state{state=\"RUNNING\"} 1.0")
+                    .contains("queuebox_capture_state{state=\"FAULT\"} 0.0")
+                    .containsPattern("queuebox_capture_last_event_age_seconds [0-9]")
+                    .containsPattern("queuebox_capture_retained_wal_bytes\\{slot=\"[a-z0-9_]+\"} [0-9]");
         }
         assertThat(stateDirectory.resolve("identity")).exists();
         assertThat(database.count("public.queuebox_capture_state", "true")).isEqualTo(1);

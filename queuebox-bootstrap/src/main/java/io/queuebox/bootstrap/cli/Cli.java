@@ -27,6 +27,9 @@ public final class Cli {
                         .addSubcommand(new OutboxCommand.Stats(context))
                         .addSubcommand(new OutboxCommand.Parked(context))
                         .addSubcommand(new OutboxCommand.Replay(context)))
+                .addSubcommand(new CommandLine(new CaptureCommand())
+                        .addSubcommand(new CaptureCommand.Status(context))
+                        .addSubcommand(new CaptureCommand.Reset(context)))
                 .addSubcommand(new DemoCommand())
                 .addSubcommand(new CommandLine.HelpCommand());
         commandLine.setOut(out).setErr(err);

@@ -117,6 +117,9 @@ public final class Keys {
     public static final ConfigKey CAPTURE_SNAPSHOT_MODE = register(key("outbox.capture.snapshotMode", Type.CHOICE)
             .defaultValue("no_data").allowed("no_data", "initial")
             .doc("no_data streams from now on (delivery finds existing rows through SQL); initial is for a documented recovery."));
+    public static final ConfigKey CAPTURE_RETAINED_WAL_WARN_BYTES = register(
+            key("outbox.capture.retainedWalWarnBytes", Type.INTEGER).defaultValue(1_073_741_824L).range(1, 1e15)
+            .doc("Log a warning when the slot holds back this much WAL (metric queuebox_capture_retained_wal_bytes): a slot nobody reads fills the disk."));
     public static final ConfigKey CAPTURE_HOST = register(key("outbox.capture.connection.host", Type.STRING)
             .doc("Capture connection host; defaults to the host in database.url."));
     public static final ConfigKey CAPTURE_PORT = register(key("outbox.capture.connection.port", Type.INTEGER)

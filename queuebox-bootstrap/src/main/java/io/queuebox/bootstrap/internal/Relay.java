@@ -20,7 +20,12 @@ import io.queuebox.bootstrap.http.HttpEndpoints;
 import io.queuebox.domain.DeliverySettings;
 import io.queuebox.capture.DebeziumCapture;
 import io.queuebox.capture.FileCaptureStateDirectory;
+import io.queuebox.domain.CaptureStatus;
 import io.queuebox.domain.CaptureSupervisor;
+import io.queuebox.ports.CaptureSourceInspector;
+import io.micrometer.core.instrument.Gauge;
+import java.time.Duration;
+import java.time.Instant;
 import io.queuebox.ports.CaptureSettings;
 import io.queuebox.ports.Health;
 import io.queuebox.ports.MessagePublisher;
@@ -157,14 +162,30 @@ public final class Relay implements AutoCloseable {
                 captureSettings.fingerprint().database(), captureSettings.fingerprint().slot(),
                 captureSettings.fingerprint().publication(), captureSettings.stateDirectory(),
                 captureSettings.reconciliationInterval().toMillis());
-        return CaptureSupervisor.builder()
+        CaptureSourceInspector inspector = PostgresOutbox.captureSourceInspector(capturePool);
+        CaptureSupervisor supervisor = CaptureSupervisor.builder()
                 .settings(captureSettings)
                 .stateStore(PostgresOutbox.captureStateStore(capturePool, outbox))
                 .stateDirectory(new FileCaptureStateDirectory(Path.of(captureSettings.stateDirectory())))
                 .lock(PostgresOutbox.captureLock(capturePool))
-                .inspector(PostgresOutbox.captureSourceInspector(capturePool))
+                .inspector(inspector)
                 .connectors(connectors)
                 .build();
+        for (CaptureStatus.State state : CaptureStatus.State.values()) {
+            Gauge.builder("queuebox.capture.state", supervisor, s -> s.status().state() == state ? 1 : 0)
+                    .tag("state", state.name())
+                    .description("1 for the state capture is in (RUNNING is healthy), 0 for the others")
+                    .register(registry);
+        }
+        Gauge.builder("queuebox.capture.last.event.age", connectors, c -> c.statistics().lastEventAt()
+                        .map(at -> Duration.between(at, Instant.now()).toMillis() / 1000.0).orElse(Double.NaN))
+                .baseUnit("seconds")
+                .description("Time since the last insert capture saw; NaN before the first")
+                .register(registry);
+        resources.push(RetainedWalMonitor.start(inspector, captureSettings,
+                config.longValue(Keys.CAPTURE_RETAINED_WAL_WARN_BYTES), config.millis(Keys.METRICS_BACKLOG_SAMPLE_MS),
+                registry));
+        return supervisor;
     }
 
     private static void bindJvmMetrics(PrometheusMeterRegistry registry) {
