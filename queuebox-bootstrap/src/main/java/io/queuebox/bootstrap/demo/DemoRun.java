@@ -9,6 +9,7 @@ import io.queuebox.ports.OutboxEvent;
 import io.queuebox.postgres.PostgresOutbox;
 import io.queuebox.postgres.PostgresOutboxSettings;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -23,6 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -82,26 +84,35 @@ final class DemoRun implements AutoCloseable {
         // The embedded servers log their every step; the demo's own lines are the ones to read.
         ((ch.qos.logback.classic.Logger) org.slf4j.LoggerFactory.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME))
                 .setLevel(ch.qos.logback.classic.Level.WARN);
+        // Both servers start at once: together they are most of the demo's start-up time.
         long t = System.nanoTime();
-        EmbeddedPostgres postgres = EmbeddedPostgres.builder()
-                .setOverrideWorkingDirectory(directory.resolve("postgres-binaries").toFile())
-                .setDataDirectory(directory.resolve("postgres-data"))
-                .setCleanDataDirectory(true)
-                .setRegisterShutdownHook(false)
-                .setServerConfig("wal_level", "logical")
-                .setServerConfig("max_wal_senders", "4")
-                .setServerConfig("max_replication_slots", "4")
-                .setOutputRedirector(ProcessBuilder.Redirect.DISCARD)
-                .setErrorRedirector(ProcessBuilder.Redirect.DISCARD)
-                .start();
+        CompletableFuture<EmbeddedKafka> kafkaStarting = CompletableFuture.supplyAsync(
+                () -> EmbeddedKafka.start(directory.resolve("kafka")));
+        // The binaries unpack once into the system temp directory (embedded-pg) and are reused by later runs;
+        // the database itself lives in the demo's directory and goes with it.
+        EmbeddedPostgres postgres;
+        try {
+            postgres = EmbeddedPostgres.builder()
+                    .setDataDirectory(directory.resolve("postgres-data"))
+                    .setCleanDataDirectory(true)
+                    .setRegisterShutdownHook(false)
+                    .setServerConfig("wal_level", "logical")
+                    .setServerConfig("max_wal_senders", "4")
+                    .setServerConfig("max_replication_slots", "4")
+                    .setOutputRedirector(ProcessBuilder.Redirect.DISCARD)
+                    .setErrorRedirector(ProcessBuilder.Redirect.DISCARD)
+                    .start();
+        } catch (IOException | RuntimeException e) {
+            kafkaStarting.thenAccept(DemoRun::closeQuietly);
+            throw e;
+        }
         resources.add(postgres);
         database = postgres.getPostgresDatabase();
         say("PostgreSQL (embedded, wal_level=logical) on port %d, started in %d ms", postgres.getPort(), millisSince(t));
-
-        t = System.nanoTime();
-        EmbeddedKafka kafka = EmbeddedKafka.start(directory.resolve("kafka"));
+        EmbeddedKafka kafka = kafkaStarting.join();
         resources.add(kafka);
-        say("Kafka (in-process, KRaft) at %s, started in %d ms", kafka.bootstrapServers(), millisSince(t));
+        kafka.createTopic(TOPIC, 3);
+        say("Kafka (in-process, KRaft) at %s, ready after %d ms", kafka.bootstrapServers(), millisSince(t));
 
         QueueBoxConfig config = config(postgres.getPort(), kafka.bootstrapServers(), directory, capture);
         Migrations.migrate(database, config);
@@ -180,6 +191,14 @@ final class DemoRun implements AutoCloseable {
             if (!stopping.get()) {
                 say("write failed: %s", e.getMessage());
             }
+        }
+    }
+
+    private static void closeQuietly(AutoCloseable resource) {
+        try {
+            resource.close();
+        } catch (Exception ignored) {
+            // Start-up already failed; this is cleanup.
         }
     }
 

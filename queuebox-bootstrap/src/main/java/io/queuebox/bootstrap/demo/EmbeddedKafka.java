@@ -3,6 +3,12 @@ package io.queuebox.bootstrap.demo;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
 
@@ -46,6 +52,15 @@ final class EmbeddedKafka implements AutoCloseable {
             cluster.format();
         } finally {
             System.setOut(original);
+        }
+    }
+
+    /** Creates the topic up front, so the first publish and the consumer need not wait for auto-creation. */
+    void createTopic(String name, int partitions) {
+        try (Admin admin = Admin.create(Map.<String, Object>of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers()))) {
+            admin.createTopics(List.of(new NewTopic(name, partitions, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot create topic " + name, e);
         }
     }
 
