@@ -5,6 +5,7 @@ import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.OutboxWriter;
 import io.queuebox.testkit.outbox.OutboxStoreContract;
 import io.queuebox.testkit.services.TestServices;
+import io.queuebox.jdbc.testing.ReusingDataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
@@ -32,9 +33,9 @@ class PostgresOutboxStoreTest extends OutboxStoreContract {
         settings = configure(db.settings()).build();
         PostgresOutbox.createSchema(db.dataSource, settings);
         writer = PostgresOutbox.jdbcWriter(settings);
-        firstRelay = new ReusingDataSource(TestServices.postgresUrl(), "queuebox-first-relay");
-        secondRelay = new ReusingDataSource(TestServices.postgresUrl(), "queuebox-second-relay");
-        application = new ReusingDataSource(TestServices.postgresUrl(), "queuebox-application");
+        firstRelay = TestDatabase.reusing(TestServices.postgresUrl(), "queuebox-first-relay");
+        secondRelay = TestDatabase.reusing(TestServices.postgresUrl(), "queuebox-second-relay");
+        application = TestDatabase.reusing(TestServices.postgresUrl(), "queuebox-application");
     }
 
     @AfterAll

@@ -4,6 +4,7 @@ import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.OutboxWriter;
 import io.queuebox.testkit.outbox.OutboxStoreContract;
+import io.queuebox.jdbc.testing.ReusingDataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.List;
@@ -33,9 +34,9 @@ class SqlServerOutboxStoreTest extends OutboxStoreContract {
         settings = configure(db.settings().schema("outbox")).build();
         SqlServerOutbox.createSchema(db.dataSource, settings);
         writer = SqlServerOutbox.jdbcWriter(settings);
-        firstRelay = new ReusingDataSource(db.url, "queuebox-first-relay");
-        secondRelay = new ReusingDataSource(db.url, "queuebox-second-relay");
-        application = new ReusingDataSource(db.url, "queuebox-application");
+        firstRelay = TestDatabase.reusing(db.url, "queuebox-first-relay");
+        secondRelay = TestDatabase.reusing(db.url, "queuebox-second-relay");
+        application = TestDatabase.reusing(db.url, "queuebox-application");
     }
 
     @AfterAll
