@@ -1,5 +1,6 @@
 package io.queuebox.sqlserver;
 
+import io.queuebox.jdbc.Json;
 import io.queuebox.ports.BacklogStats;
 import io.queuebox.ports.ClaimBatch;
 import io.queuebox.ports.ClaimRequest;
