@@ -1,9 +1,9 @@
 package io.queuebox.sqlserver;
 
+import io.queuebox.jdbc.TransactionWriters;
 import io.queuebox.ports.CaptureLock;
 import io.queuebox.ports.CaptureSourceInspector;
 import io.queuebox.ports.CaptureStateStore;
-import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.OutboxWriter;
 import java.sql.Connection;
@@ -61,35 +61,12 @@ public final class SqlServerOutbox {
 
     /** A writer that joins the transaction of a JDBC connection. */
     public static OutboxWriter<Connection> jdbcWriter(SqlServerOutboxSettings settings) {
-        EventWriter writer = new EventWriter(Objects.requireNonNull(settings, "settings"));
-        return new OutboxWriter<>() {
-            @Override
-            public void enqueue(Connection transaction, OutboxEvent event) {
-                writer.write(transaction, List.of(Objects.requireNonNull(event, "event")));
-            }
-
-            @Override
-            public void enqueueAll(Connection transaction, List<OutboxEvent> events) {
-                writer.write(transaction, events);
-            }
-        };
+        return TransactionWriters.onConnection(new EventWriter(Objects.requireNonNull(settings, "settings"))::write);
     }
 
     /** A writer that joins the transaction of a Jdbi handle. */
     public static OutboxWriter<Handle> jdbiWriter(SqlServerOutboxSettings settings) {
-        EventWriter writer = new EventWriter(Objects.requireNonNull(settings, "settings"));
-        return new OutboxWriter<>() {
-            @Override
-            public void enqueue(Handle transaction, OutboxEvent event) {
-                writer.write(Objects.requireNonNull(transaction, "transaction").getConnection(),
-                        List.of(Objects.requireNonNull(event, "event")));
-            }
-
-            @Override
-            public void enqueueAll(Handle transaction, List<OutboxEvent> events) {
-                writer.write(Objects.requireNonNull(transaction, "transaction").getConnection(), events);
-            }
-        };
+        return TransactionWriters.onHandle(new EventWriter(Objects.requireNonNull(settings, "settings"))::write);
     }
 
     /** The store on a data source (typically a pool). */
