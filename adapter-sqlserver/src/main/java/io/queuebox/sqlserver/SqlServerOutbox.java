@@ -1,5 +1,6 @@
 package io.queuebox.sqlserver;
 
+import io.queuebox.jdbc.DedicatedConnectionLock;
 import io.queuebox.jdbc.TransactionWriters;
 import io.queuebox.ports.CaptureLock;
 import io.queuebox.ports.CaptureSourceInspector;
@@ -7,7 +8,6 @@ import io.queuebox.ports.CaptureStateStore;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.OutboxWriter;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.util.List;
 import java.util.Objects;
 import java.util.Properties;
@@ -92,17 +92,12 @@ public final class SqlServerOutbox {
      */
     public static CaptureLock captureLock(DataSource dataSource) {
         Objects.requireNonNull(dataSource, "dataSource");
-        return new SqlServerCaptureLock(dataSource::getConnection);
+        return SqlServerCaptureLock.on(dataSource::getConnection);
     }
 
     /** The capture owner's lock on connections opened from a JDBC URL (credentials in {@code properties}). */
     public static CaptureLock captureLock(String jdbcUrl, Properties properties) {
-        Objects.requireNonNull(jdbcUrl, "jdbcUrl");
-        Properties copy = new Properties();
-        if (properties != null) {
-            copy.putAll(properties);
-        }
-        return new SqlServerCaptureLock(() -> DriverManager.getConnection(jdbcUrl, copy));
+        return SqlServerCaptureLock.on(DedicatedConnectionLock.ConnectionFactory.fromUrl(jdbcUrl, properties));
     }
 
     /** Checks CDC on the database and the outbox table, and SQL Server Agent, before capture starts. */
