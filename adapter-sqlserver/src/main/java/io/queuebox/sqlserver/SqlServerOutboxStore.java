@@ -1,5 +1,7 @@
 package io.queuebox.sqlserver;
 
+import io.queuebox.jdbc.Json;
+import io.queuebox.jdbc.StoreArguments;
 import io.queuebox.ports.BacklogStats;
 import io.queuebox.ports.ClaimBatch;
 import io.queuebox.ports.ClaimRequest;
@@ -85,9 +87,7 @@ final class SqlServerOutboxStore implements OutboxStore {
     @Override
     public int renew(LeaseToken lease, Duration leaseLength) {
         Objects.requireNonNull(lease, "lease");
-        if (leaseLength.isNegative() || leaseLength.isZero()) {
-            throw new IllegalArgumentException("leaseLength must be positive, got: " + leaseLength);
-        }
+        StoreArguments.leaseLength(leaseLength);
         return update(calls.renew(lease, leaseLength));
     }
 
@@ -107,13 +107,7 @@ final class SqlServerOutboxStore implements OutboxStore {
 
     @Override
     public int purgeSent(Duration retention, int maxRows) {
-        Objects.requireNonNull(retention, "retention");
-        if (retention.isNegative()) {
-            throw new IllegalArgumentException("retention must not be negative, got: " + retention);
-        }
-        if (maxRows < 1) {
-            throw new IllegalArgumentException("maxRows must be >= 1, got: " + maxRows);
-        }
+        StoreArguments.purge(retention, maxRows);
         return update(calls.purgeSent(retention, maxRows));
     }
 
@@ -134,9 +128,7 @@ final class SqlServerOutboxStore implements OutboxStore {
     @Override
     public List<ParkedEvent> parked(ReplaySelector selector, int limit) {
         Objects.requireNonNull(selector, "selector");
-        if (limit < 1) {
-            throw new IllegalArgumentException("limit must be >= 1, got: " + limit);
-        }
+        StoreArguments.atLeastOne("limit", limit);
         SqlCall call = calls.parked(selector, limit);
         return jdbi.withHandle(handle -> bind(plain(handle.createQuery(call.sql())), call)
                 .map((rs, ctx) -> new ParkedEvent(rs.getLong("seq"), event(rs), rs.getInt("attempts"),

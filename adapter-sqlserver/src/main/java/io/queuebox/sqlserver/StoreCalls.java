@@ -1,5 +1,6 @@
 package io.queuebox.sqlserver;
 
+import io.queuebox.jdbc.Json;
 import io.queuebox.ports.ClaimRequest;
 import io.queuebox.ports.LeaseToken;
 import io.queuebox.ports.Ordering;

@@ -4,6 +4,7 @@ import static io.queuebox.sqlserver.Events.anEventFor;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.queuebox.jdbc.Json;
 import io.queuebox.ports.OutboxEvent;
 import java.util.ArrayList;
 import java.util.Arrays;

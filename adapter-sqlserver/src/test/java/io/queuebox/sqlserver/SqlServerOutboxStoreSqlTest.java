@@ -13,6 +13,7 @@ import io.queuebox.ports.OutboxWriter;
 import io.queuebox.ports.Park;
 import io.queuebox.ports.ParkingPolicy;
 import io.queuebox.ports.ReplaySelector;
+import io.queuebox.jdbc.testing.ReusingDataSource;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
@@ -52,7 +53,7 @@ class SqlServerOutboxStoreSqlTest {
         settings = db.settings().build();
         SqlServerOutbox.createSchema(db.dataSource, settings);
         writer = SqlServerOutbox.jdbcWriter(settings);
-        relay = new ReusingDataSource(db.url, "queuebox-relay");
+        relay = TestDatabase.reusing(db.url, "queuebox-relay");
         Jdbi jdbi = Jdbi.create(relay);
         jdbi.setSqlLogger(new SqlLogger() {
             @Override

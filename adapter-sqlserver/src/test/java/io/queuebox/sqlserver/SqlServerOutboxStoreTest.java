@@ -1,11 +1,12 @@
 package io.queuebox.sqlserver;
 
+import io.queuebox.jdbc.testing.ApplicationWrites;
+import io.queuebox.jdbc.testing.ReusingDataSource;
 import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.OutboxWriter;
 import io.queuebox.testkit.outbox.OutboxStoreContract;
 import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -33,9 +34,9 @@ class SqlServerOutboxStoreTest extends OutboxStoreContract {
         settings = configure(db.settings().schema("outbox")).build();
         SqlServerOutbox.createSchema(db.dataSource, settings);
         writer = SqlServerOutbox.jdbcWriter(settings);
-        firstRelay = new ReusingDataSource(db.url, "queuebox-first-relay");
-        secondRelay = new ReusingDataSource(db.url, "queuebox-second-relay");
-        application = new ReusingDataSource(db.url, "queuebox-application");
+        firstRelay = TestDatabase.reusing(db.url, "queuebox-first-relay");
+        secondRelay = TestDatabase.reusing(db.url, "queuebox-second-relay");
+        application = TestDatabase.reusing(db.url, "queuebox-application");
     }
 
     @AfterAll
@@ -64,46 +65,11 @@ class SqlServerOutboxStoreTest extends OutboxStoreContract {
 
     @Override
     protected void writeCommitted(List<OutboxEvent> events) {
-        try (Connection connection = application.getConnection()) {
-            connection.setAutoCommit(false);
-            writer.enqueueAll(connection, events);
-            connection.commit();
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
+        new ApplicationWrites(application, writer).writeCommitted(events);
     }
 
     @Override
     protected UncommittedWrite beginUncommittedWrite(OutboxEvent event) {
-        try {
-            Connection connection = application.getConnection();
-            connection.setAutoCommit(false);
-            writer.enqueue(connection, event);
-            return new UncommittedWrite() {
-                @Override
-                public void commit() {
-                    end(connection, true);
-                }
-
-                @Override
-                public void rollback() {
-                    end(connection, false);
-                }
-            };
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static void end(Connection connection, boolean commit) {
-        try (connection) {
-            if (commit) {
-                connection.commit();
-            } else {
-                connection.rollback();
-            }
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
+        return new ApplicationWrites(application, writer).beginUncommittedWrite(event);
     }
 }

@@ -1,5 +1,6 @@
 package io.queuebox.sqlserver;
 
+import io.queuebox.jdbc.testing.ReusingDataSource;
 import com.microsoft.sqlserver.jdbc.SQLServerDataSource;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -59,6 +60,14 @@ final class TestDatabase implements AutoCloseable {
         } catch (SQLException e) {
             throw new IllegalStateException(sql + ": " + e.getMessage(), e);
         }
+    }
+
+    /** Reused connections to {@code url}, so that a store call does not pay for a new SQL Server login. */
+    static ReusingDataSource reusing(String url, String applicationName) {
+        SQLServerDataSource target = new SQLServerDataSource();
+        target.setURL(url);
+        target.setApplicationName(applicationName);
+        return new ReusingDataSource(target);
     }
 
     @Override

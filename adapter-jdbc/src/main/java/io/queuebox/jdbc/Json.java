@@ -1,4 +1,4 @@
-package io.queuebox.sqlserver;
+package io.queuebox.jdbc;
 
 import java.util.Collection;
 import java.util.LinkedHashMap;
@@ -7,16 +7,16 @@ import java.util.Map;
 import java.util.TreeMap;
 
 /**
- * The JSON this adapter writes and reads: the headers column (a flat object of strings) and the array
- * parameters that OPENJSON turns into rows. Only these shapes, so no JSON library is needed.
+ * The JSON the SQL adapters write and read: the headers column (a flat object of strings) and the array
+ * parameters that SQL Server's OPENJSON turns into rows. Only these shapes, so no JSON library is needed.
  */
-final class Json {
+public final class Json {
 
     private Json() {
     }
 
     /** A flat object of strings, keys sorted. */
-    static String object(Map<String, String> values) {
+    public static String object(Map<String, String> values) {
         StringBuilder out = new StringBuilder("{");
         boolean first = true;
         for (Map.Entry<String, String> entry : new TreeMap<>(values).entrySet()) {
@@ -32,7 +32,7 @@ final class Json {
     }
 
     /** An array of strings. */
-    static String array(Collection<?> values) {
+    public static String array(Collection<?> values) {
         StringBuilder out = new StringBuilder("[");
         boolean first = true;
         for (Object value : values) {
@@ -46,7 +46,7 @@ final class Json {
     }
 
     /** An array of flat objects whose values are strings or numbers, keys in the given order. */
-    static String records(List<Map<String, Object>> records) {
+    public static String records(List<Map<String, Object>> records) {
         StringBuilder out = new StringBuilder("[");
         for (int i = 0; i < records.size(); i++) {
             if (i > 0) {
@@ -73,7 +73,7 @@ final class Json {
     }
 
     /** Reads a flat object of strings, as {@link #object} writes it (and as SQL Server's JSON functions do). */
-    static Map<String, String> parseObject(String json) {
+    public static Map<String, String> parseObject(String json) {
         Reader reader = new Reader(json);
         Map<String, String> values = new LinkedHashMap<>();
         reader.skipSpace();
