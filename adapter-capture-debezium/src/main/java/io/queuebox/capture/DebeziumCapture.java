@@ -20,6 +20,9 @@ import java.util.Properties;
  * offsets flushed every 5 s (after a crash the connector re-emits at most that much, which costs a
  * spurious wake-up, never a message), {@code snapshot.mode=no_data} (delivery finds existing rows
  * through SQL at start, so a snapshot would only repeat wake-ups).
+ *
+ * <p>What differs between databases is a {@link ConnectorDialect}: {@code postgres-logical} (pgoutput on
+ * the user's publication) or {@code sqlserver-cdc} (the CDC change tables; connection encrypted by default).
  */
 public final class DebeziumCapture implements CaptureConnector.Factory {
 
@@ -31,9 +34,13 @@ public final class DebeziumCapture implements CaptureConnector.Factory {
     private final Duration offsetFlushInterval;
     private final String snapshotMode;
     private final Map<String, String> extraProperties;
+    private final boolean sqlServerEncrypt;
+    private final boolean sqlServerTrustServerCertificate;
     private final CaptureCounters counters;
 
     private DebeziumCapture(Builder builder) {
+        this.sqlServerEncrypt = builder.sqlServerEncrypt;
+        this.sqlServerTrustServerCertificate = builder.sqlServerTrustServerCertificate;
         this.credentials = builder.credentials;
         this.pollInterval = builder.pollInterval;
         this.heartbeatInterval = builder.heartbeatInterval;
@@ -85,11 +92,10 @@ public final class DebeziumCapture implements CaptureConnector.Factory {
         return props;
     }
 
-    static ConnectorDialect dialectFor(CaptureMode mode) {
+    ConnectorDialect dialectFor(CaptureMode mode) {
         return switch (mode) {
             case POSTGRES_LOGICAL -> new PostgresLogicalDialect();
-            case SQLSERVER_CDC -> throw new IllegalArgumentException(
-                    "outbox.capture.mode: 'sqlserver-cdc' is not available in this version");
+            case SQLSERVER_CDC -> new SqlServerCdcDialect(sqlServerEncrypt, sqlServerTrustServerCertificate);
             case POLLING -> throw new IllegalArgumentException(
                     "outbox.capture.mode: 'polling' runs no connector");
         };
@@ -119,8 +125,29 @@ public final class DebeziumCapture implements CaptureConnector.Factory {
         private String snapshotMode = "no_data";
         private Map<String, String> extraProperties = Map.of();
         private Clock clock = Clock.systemUTC();
+        private boolean sqlServerEncrypt = true;
+        private boolean sqlServerTrustServerCertificate;
 
         private Builder() {
+        }
+
+        /**
+         * {@code outbox.capture.sqlserver.encrypt}: whether the SQL Server connector encrypts its connection
+         * ({@code database.encrypt}); default true, as mssql-jdbc's own default.
+         */
+        public Builder sqlServerEncrypt(boolean value) {
+            this.sqlServerEncrypt = value;
+            return this;
+        }
+
+        /**
+         * {@code outbox.capture.sqlserver.trustServerCertificate}: accept the server's certificate without
+         * validating it ({@code database.trustServerCertificate}); default false. Only for test servers with a
+         * self-signed certificate.
+         */
+        public Builder sqlServerTrustServerCertificate(boolean value) {
+            this.sqlServerTrustServerCertificate = value;
+            return this;
         }
 
         public Builder credentials(String username, String password) {

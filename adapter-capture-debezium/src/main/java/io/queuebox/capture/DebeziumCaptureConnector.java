@@ -50,6 +50,14 @@ final class DebeziumCaptureConnector implements CaptureConnector {
         engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
                 .using(properties)
                 .notifying(event -> onRecord(event.record(), events))
+                .using(new DebeziumEngine.ConnectorCallback() {
+                    // The slot exists from here on: rows committed before it are not in the stream, so
+                    // delivery looks at the table once more now instead of at the next reconciliation.
+                    @Override
+                    public void taskStarted() {
+                        events.wake(WakeReason.CAPTURE_RESTART);
+                    }
+                })
                 .using((success, message, error) -> {
                     if (closing.get() || !reported.compareAndSet(false, true)) {
                         return;

@@ -62,6 +62,7 @@ class DebeziumPostgresCaptureTest {
         assertThat(events.failure.get()).isNull();
         assertThat(capture.statistics().wakeEvents()).isEqualTo(events.wakes.get());
         assertThat(db.slotExists(settings.fingerprint().slot())).as("the connector created the slot").isTrue();
+        assertThat(events.streamingStarted.get()).as("streaming start wakes delivery once").isEqualTo(1);
     }
 
     @Test
@@ -80,7 +81,10 @@ class DebeziumPostgresCaptureTest {
         start(capture().create(settings, identity), second);
         await().atMost(Duration.ofSeconds(60)).until(() -> second.wakes.get() >= 3);
         Thread.sleep(500);
-        assertThat(second.wakes.get()).as("the 3 rows written while down, not the one read before").isEqualTo(3);
+        // Debezium resumes at the last committed position, which may repeat what the first run read last
+        // (at-least-once): a spurious wake-up at most, never a missed row.
+        assertThat(second.wakes.get()).as("the 3 rows written while down, at most the first run's rows again")
+                .isBetween(3, 3 + first.wakes.get());
     }
 
     @Test
@@ -122,8 +126,14 @@ class DebeziumPostgresCaptureTest {
         final AtomicInteger failureCount = new AtomicInteger();
         final AtomicReference<Throwable> failure = new AtomicReference<>();
 
+        final AtomicInteger streamingStarted = new AtomicInteger();
+
         @Override
         public void wake(WakeReason reason) {
+            if (reason == WakeReason.CAPTURE_RESTART) {
+                streamingStarted.incrementAndGet();
+                return;
+            }
             assertThat(reason).isEqualTo(WakeReason.CAPTURE);
             wakes.incrementAndGet();
         }

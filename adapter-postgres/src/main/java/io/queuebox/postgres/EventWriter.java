@@ -1,5 +1,6 @@
 package io.queuebox.postgres;
 
+import io.queuebox.jdbc.Json;
 import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.OutboxWriteException;
 import java.sql.Connection;

@@ -74,6 +74,17 @@ final class PostgresCaptureStateStore implements CaptureStateStore {
     }
 
     @Override
+    public Optional<RecordedStatus> recordedStatus(CaptureIdentity identity) {
+        return jdbi.withHandle(handle -> handle.createQuery("SELECT state, fault_reason, status_at FROM " + table
+                        + " WHERE identity = :identity AND state IS NOT NULL")
+                .setTemplateEngine(TemplateEngine.NOP)
+                .bind("identity", identity.value())
+                .map((rs, ctx) -> new RecordedStatus(rs.getString("state"), rs.getString("fault_reason"),
+                        rs.getTimestamp("status_at").toInstant()))
+                .findOne());
+    }
+
+    @Override
     public boolean forget(CaptureIdentity identity) {
         return jdbi.withHandle(handle -> handle.createUpdate("DELETE FROM " + table + " WHERE identity = :identity")
                 .setTemplateEngine(TemplateEngine.NOP)

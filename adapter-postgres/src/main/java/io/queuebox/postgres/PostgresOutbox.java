@@ -1,13 +1,13 @@
 package io.queuebox.postgres;
 
+import io.queuebox.jdbc.DedicatedConnectionLock;
+import io.queuebox.jdbc.TransactionWriters;
 import io.queuebox.ports.CaptureLock;
 import io.queuebox.ports.CaptureSourceInspector;
 import io.queuebox.ports.CaptureStateStore;
-import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.OutboxWriter;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.util.List;
 import java.util.Objects;
 import java.util.Properties;
@@ -57,35 +57,12 @@ public final class PostgresOutbox {
 
     /** A writer that joins the transaction of a JDBC connection. */
     public static OutboxWriter<Connection> jdbcWriter(PostgresOutboxSettings settings) {
-        EventWriter writer = new EventWriter(Objects.requireNonNull(settings, "settings"));
-        return new OutboxWriter<>() {
-            @Override
-            public void enqueue(Connection transaction, OutboxEvent event) {
-                writer.write(transaction, List.of(Objects.requireNonNull(event, "event")));
-            }
-
-            @Override
-            public void enqueueAll(Connection transaction, List<OutboxEvent> events) {
-                writer.write(transaction, events);
-            }
-        };
+        return TransactionWriters.onConnection(new EventWriter(Objects.requireNonNull(settings, "settings"))::write);
     }
 
     /** A writer that joins the transaction of a Jdbi handle. */
     public static OutboxWriter<Handle> jdbiWriter(PostgresOutboxSettings settings) {
-        EventWriter writer = new EventWriter(Objects.requireNonNull(settings, "settings"));
-        return new OutboxWriter<>() {
-            @Override
-            public void enqueue(Handle transaction, OutboxEvent event) {
-                writer.write(Objects.requireNonNull(transaction, "transaction").getConnection(),
-                        List.of(Objects.requireNonNull(event, "event")));
-            }
-
-            @Override
-            public void enqueueAll(Handle transaction, List<OutboxEvent> events) {
-                writer.write(Objects.requireNonNull(transaction, "transaction").getConnection(), events);
-            }
-        };
+        return TransactionWriters.onHandle(new EventWriter(Objects.requireNonNull(settings, "settings"))::write);
     }
 
     /** The store on a data source (typically a pool). */
@@ -111,17 +88,12 @@ public final class PostgresOutbox {
      */
     public static CaptureLock captureLock(DataSource dataSource) {
         Objects.requireNonNull(dataSource, "dataSource");
-        return new PostgresCaptureLock(dataSource::getConnection);
+        return PostgresCaptureLock.on(dataSource::getConnection);
     }
 
     /** The capture owner's lock on connections opened from a JDBC URL (credentials in {@code properties}). */
     public static CaptureLock captureLock(String jdbcUrl, Properties properties) {
-        Objects.requireNonNull(jdbcUrl, "jdbcUrl");
-        Properties copy = new Properties();
-        if (properties != null) {
-            copy.putAll(properties);
-        }
-        return new PostgresCaptureLock(() -> DriverManager.getConnection(jdbcUrl, copy));
+        return PostgresCaptureLock.on(DedicatedConnectionLock.ConnectionFactory.fromUrl(jdbcUrl, properties));
     }
 
     /** Checks wal_level, the replication slot and the publication before capture starts. */

@@ -1,6 +1,6 @@
 package io.queuebox.postgres;
 
-import java.util.Objects;
+import io.queuebox.jdbc.SettingChecks;
 import java.util.regex.Pattern;
 
 /**
@@ -110,10 +110,7 @@ public final class PostgresOutboxSettings {
 
         /** {@code outbox.maxPayloadBytes}: the largest payload the writer accepts; default 1 MiB, at least 1. */
         public Builder maxPayloadBytes(int value) {
-            if (value < 1) {
-                throw new IllegalArgumentException("outbox.maxPayloadBytes: must be at least 1, got: " + value);
-            }
-            this.maxPayloadBytes = value;
+            this.maxPayloadBytes = SettingChecks.atLeastOne("outbox.maxPayloadBytes", value);
             return this;
         }
 
@@ -131,12 +128,7 @@ public final class PostgresOutboxSettings {
         }
 
         private static String identifier(String key, String value, Pattern pattern, int maxLength) {
-            Objects.requireNonNull(value, key);
-            if (!pattern.matcher(value).matches()) {
-                throw new IllegalArgumentException(key + ": '" + value + "' is not a valid identifier: use 1-"
-                        + maxLength + " lower-case letters, digits or '_', starting with a letter or '_'");
-            }
-            return value;
+            return SettingChecks.identifier(key, value, pattern, maxLength, "lower-case letters");
         }
     }
 }

@@ -1,5 +1,6 @@
 package io.queuebox.postgres;
 
+import io.queuebox.jdbc.StoreArguments;
 import io.queuebox.ports.BacklogStats;
 import io.queuebox.ports.ClaimBatch;
 import io.queuebox.ports.ClaimRequest;
@@ -128,9 +129,7 @@ final class PostgresOutboxStore implements OutboxStore {
     @Override
     public int renew(LeaseToken lease, Duration leaseLength) {
         Objects.requireNonNull(lease, "lease");
-        if (leaseLength.isNegative() || leaseLength.isZero()) {
-            throw new IllegalArgumentException("leaseLength must be positive, got: " + leaseLength);
-        }
+        StoreArguments.leaseLength(leaseLength);
         return update(sql.renew, statement -> statement
                 .bind("token", lease.value())
                 .bind("leaseMicros", micros(leaseLength)));
@@ -151,13 +150,7 @@ final class PostgresOutboxStore implements OutboxStore {
 
     @Override
     public int purgeSent(Duration retention, int maxRows) {
-        Objects.requireNonNull(retention, "retention");
-        if (retention.isNegative()) {
-            throw new IllegalArgumentException("retention must not be negative, got: " + retention);
-        }
-        if (maxRows < 1) {
-            throw new IllegalArgumentException("maxRows must be >= 1, got: " + maxRows);
-        }
+        StoreArguments.purge(retention, maxRows);
         return update(sql.purgeSent, statement -> statement
                 .bind("retentionMicros", micros(retention))
                 .bind("maxRows", maxRows));
@@ -179,9 +172,7 @@ final class PostgresOutboxStore implements OutboxStore {
     @Override
     public List<ParkedEvent> parked(ReplaySelector selector, int limit) {
         Objects.requireNonNull(selector, "selector");
-        if (limit < 1) {
-            throw new IllegalArgumentException("limit must be >= 1, got: " + limit);
-        }
+        StoreArguments.atLeastOne("limit", limit);
         return jdbi.withHandle(handle -> {
             var query = plain(handle.createQuery(sql.parkedSelect.replace("<selector>", condition(selector))))
                     .bind("limit", limit);

@@ -54,6 +54,11 @@ class PostgresCaptureStateStoreTest {
                 + settings.qualifiedCaptureStateTable() + " WHERE identity = :id").bind("id", identity.value())
                 .mapTo(String.class).one());
         assertThat(reason).isEqualTo("slot gone while state remains");
+        assertThat(store.recordedStatus(identity)).hasValueSatisfying(status -> {
+            assertThat(status.state()).isEqualTo("faulted");
+            assertThat(status.faultReason()).isEqualTo("slot gone while state remains");
+        });
+        assertThat(store.recordedStatus(new CaptureIdentity("never-ran"))).isEmpty();
 
         assertThat(store.findAll()).extracting(CaptureStateRecord::identity).contains(identity);
         assertThat(store.forget(identity)).isTrue();

@@ -40,6 +40,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import io.queuebox.testkit.services.TestServices;
+import io.queuebox.jdbc.testing.ReusingDataSource;
 
 /**
  * What is particular to the SQL of the PostgreSQL store: statement counts, the SKIP LOCKED ordering guard,
@@ -63,8 +64,8 @@ class PostgresOutboxStoreSqlTest {
         settings = db.settings().build();
         PostgresOutbox.createSchema(db.dataSource, settings);
         writer = PostgresOutbox.jdbcWriter(settings);
-        firstRelay = new ReusingDataSource(TestServices.postgresUrl(), "queuebox-first-relay");
-        secondRelay = new ReusingDataSource(TestServices.postgresUrl(), "queuebox-second-relay");
+        firstRelay = TestDatabase.reusing(TestServices.postgresUrl(), "queuebox-first-relay");
+        secondRelay = TestDatabase.reusing(TestServices.postgresUrl(), "queuebox-second-relay");
         Jdbi jdbi = Jdbi.create(firstRelay);
         jdbi.setSqlLogger(new SqlLogger() {
             @Override

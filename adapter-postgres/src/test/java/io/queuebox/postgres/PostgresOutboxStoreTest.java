@@ -1,12 +1,13 @@
 package io.queuebox.postgres;
 
+import io.queuebox.jdbc.testing.ApplicationWrites;
+import io.queuebox.jdbc.testing.ReusingDataSource;
 import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.OutboxWriter;
 import io.queuebox.testkit.outbox.OutboxStoreContract;
 import io.queuebox.testkit.services.TestServices;
 import java.sql.Connection;
-import java.sql.SQLException;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -32,9 +33,9 @@ class PostgresOutboxStoreTest extends OutboxStoreContract {
         settings = configure(db.settings()).build();
         PostgresOutbox.createSchema(db.dataSource, settings);
         writer = PostgresOutbox.jdbcWriter(settings);
-        firstRelay = new ReusingDataSource(TestServices.postgresUrl(), "queuebox-first-relay");
-        secondRelay = new ReusingDataSource(TestServices.postgresUrl(), "queuebox-second-relay");
-        application = new ReusingDataSource(TestServices.postgresUrl(), "queuebox-application");
+        firstRelay = TestDatabase.reusing(TestServices.postgresUrl(), "queuebox-first-relay");
+        secondRelay = TestDatabase.reusing(TestServices.postgresUrl(), "queuebox-second-relay");
+        application = TestDatabase.reusing(TestServices.postgresUrl(), "queuebox-application");
     }
 
     @AfterAll
@@ -67,46 +68,11 @@ class PostgresOutboxStoreTest extends OutboxStoreContract {
 
     @Override
     protected void writeCommitted(List<OutboxEvent> events) {
-        try (Connection connection = application.getConnection()) {
-            connection.setAutoCommit(false);
-            writer.enqueueAll(connection, events);
-            connection.commit();
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
+        new ApplicationWrites(application, writer).writeCommitted(events);
     }
 
     @Override
     protected UncommittedWrite beginUncommittedWrite(OutboxEvent event) {
-        try {
-            Connection connection = application.getConnection();
-            connection.setAutoCommit(false);
-            writer.enqueue(connection, event);
-            return new UncommittedWrite() {
-                @Override
-                public void commit() {
-                    end(connection, true);
-                }
-
-                @Override
-                public void rollback() {
-                    end(connection, false);
-                }
-            };
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
-    }
-
-    private static void end(Connection connection, boolean commit) {
-        try (connection) {
-            if (commit) {
-                connection.commit();
-            } else {
-                connection.rollback();
-            }
-        } catch (SQLException e) {
-            throw new IllegalStateException(e);
-        }
+        return new ApplicationWrites(application, writer).beginUncommittedWrite(event);
     }
 }

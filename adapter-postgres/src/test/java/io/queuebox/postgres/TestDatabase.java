@@ -1,5 +1,6 @@
 package io.queuebox.postgres;
 
+import io.queuebox.jdbc.testing.ReusingDataSource;
 import io.queuebox.testkit.services.TestServices;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -37,6 +38,14 @@ final class TestDatabase implements AutoCloseable {
         } catch (SQLException e) {
             throw new IllegalStateException(sql + ": " + e.getMessage(), e);
         }
+    }
+
+    /** Reused connections to {@code url}, so that a store call does not pay for a new PostgreSQL backend. */
+    static ReusingDataSource reusing(String url, String applicationName) {
+        PGSimpleDataSource target = new PGSimpleDataSource();
+        target.setURL(url);
+        target.setApplicationName(applicationName);
+        return new ReusingDataSource(target);
     }
 
     @Override

@@ -31,6 +31,9 @@ class ArchitectureTest {
     static final ArchRule adapters_do_not_depend_on_each_other = QueueBoxArchitecture.adapters_do_not_depend_on_each_other;
 
     @ArchTest
+    static final ArchRule adapter_support_depends_on_no_adapter = QueueBoxArchitecture.adapter_support_depends_on_no_adapter;
+
+    @ArchTest
     static final ArchRule adapters_do_not_depend_on_the_bootstrap =
             QueueBoxArchitecture.adapters_do_not_depend_on_the_bootstrap;
 

@@ -1,5 +1,6 @@
 package io.queuebox.ports;
 
+import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
 
@@ -25,6 +26,24 @@ public interface CaptureStateStore {
 
     /** Records the identity's current state and fault reason (or {@code null}) for {@code capture status}. */
     void recordStatus(CaptureIdentity identity, String state, String faultReason);
+
+    /**
+     * What {@link #recordStatus} last recorded for the identity, for {@code capture status}. Stores that do
+     * not keep it answer empty (the default).
+     */
+    default Optional<RecordedStatus> recordedStatus(CaptureIdentity identity) {
+        return Optional.empty();
+    }
+
+    /**
+     * A recorded capture status.
+     *
+     * @param state       {@code RUNNING}, {@code RETRYING} or {@code FAULT}
+     * @param faultReason the fault or last error, or {@code null}
+     * @param recordedAt  when it was recorded, on the database clock
+     */
+    record RecordedStatus(String state, String faultReason, Instant recordedAt) {
+    }
 
     /**
      * Forgets an identity: the operator's recovery step after a fault. The next start with an empty state

@@ -48,6 +48,11 @@ public final class QueueBoxArchitecture {
     /** The package of every adapter module. */
     public static final List<String> ADAPTERS = List.of("io.queuebox.postgres", "io.queuebox.sqlserver",
             "io.queuebox.kafka", "io.queuebox.rabbitmq", "io.queuebox.capture");
+    /**
+     * Support shared by adapters (the SQL adapters' {@code adapter-jdbc}). Adapters may depend on it; it obeys
+     * the adapter rules itself and depends on no adapter, so it cannot become a back door between them.
+     */
+    public static final List<String> ADAPTER_SUPPORT = List.of("io.queuebox.jdbc");
 
     /** Libraries that belong in adapters or the bootstrap, never in the ports or the domain. */
     public static final List<String> INFRASTRUCTURE_PACKAGES = List.of("java.sql..", "javax.sql..",
@@ -95,13 +100,16 @@ public final class QueueBoxArchitecture {
     public static final ArchRule ports_and_domain_use_no_infrastructure_library = noInfrastructureIn(PORTS, DOMAIN);
 
     public static final ArchRule adapters_do_not_depend_on_the_domain =
-            adaptersDoNotDependOnTheDomain(DOMAIN, ADAPTERS.toArray(String[]::new));
+            adaptersDoNotDependOnTheDomain(DOMAIN, adaptersAndTheirSupport());
 
     public static final ArchRule adapters_do_not_depend_on_each_other =
             adaptersDoNotDependOnEachOther(ADAPTERS.toArray(String[]::new));
 
     public static final ArchRule adapters_do_not_depend_on_the_bootstrap =
-            adaptersDoNotDependOnTheBootstrap(BOOTSTRAP, ADAPTERS.toArray(String[]::new));
+            adaptersDoNotDependOnTheBootstrap(BOOTSTRAP, adaptersAndTheirSupport());
+
+    public static final ArchRule adapter_support_depends_on_no_adapter =
+            adapterSupportDependsOnNoAdapter(ADAPTER_SUPPORT, ADAPTERS.toArray(String[]::new));
 
     public static final ArchRule modules_are_free_of_cycles = modulesAreFreeOfCycles(ROOT);
 
@@ -118,6 +126,7 @@ public final class QueueBoxArchitecture {
         return List.of(ports_depend_only_on_the_jdk, the_domain_depends_only_on_the_ports_and_the_jdk,
                 ports_and_domain_use_no_infrastructure_library, adapters_do_not_depend_on_the_domain,
                 adapters_do_not_depend_on_each_other, adapters_do_not_depend_on_the_bootstrap,
+                adapter_support_depends_on_no_adapter,
                 modules_are_free_of_cycles, the_domain_neither_reads_the_wall_clock_nor_sleeps,
                 only_the_bootstrap_reads_environment_variables_and_system_properties);
     }
@@ -125,8 +134,8 @@ public final class QueueBoxArchitecture {
     /** The rules an adapter module applies to itself. */
     public static List<ArchRule> adapterRules() {
         return List.of(adapters_do_not_depend_on_the_domain, adapters_do_not_depend_on_each_other,
-                adapters_do_not_depend_on_the_bootstrap, modules_are_free_of_cycles,
-                only_the_bootstrap_reads_environment_variables_and_system_properties);
+                adapters_do_not_depend_on_the_bootstrap, adapter_support_depends_on_no_adapter,
+                modules_are_free_of_cycles, only_the_bootstrap_reads_environment_variables_and_system_properties);
     }
 
     // ------------------------------------------------------------------------------------- factories
@@ -173,6 +182,18 @@ public final class QueueBoxArchitecture {
                 .allowEmptyShould(true);
     }
 
+    /**
+     * No class of the support packages depends on an adapter package. Adapters may use the support (the
+     * isolation rule leaves it out of its slices), so this rule keeps it from carrying one adapter into another.
+     */
+    public static ArchRule adapterSupportDependsOnNoAdapter(List<String> supportPackages, String... adapterPackages) {
+        return noClasses().that().resideInAnyPackage(subPackages(supportPackages.toArray(String[]::new)))
+                .should().dependOnClassesThat().resideInAnyPackage(subPackages(adapterPackages))
+                .because("shared adapter support is database-neutral and sits below the adapters: move what "
+                        + "belongs to one adapter back into it, or pass it in as data")
+                .allowEmptyShould(true);
+    }
+
     /** No class of the adapter packages depends on {@code bootstrapPackage}. */
     public static ArchRule adaptersDoNotDependOnTheBootstrap(String bootstrapPackage, String... adapterPackages) {
         return noClasses().that().resideInAnyPackage(subPackages(adapterPackages))
@@ -214,6 +235,12 @@ public final class QueueBoxArchitecture {
                 .because("configuration enters through the bootstrap only: take the value as a setting or builder "
                         + "argument (for the operating-system user, ProcessHandle.current().info().user())")
                 .allowEmptyShould(true);
+    }
+
+    private static String[] adaptersAndTheirSupport() {
+        List<String> packages = new ArrayList<>(ADAPTERS);
+        packages.addAll(ADAPTER_SUPPORT);
+        return packages.toArray(String[]::new);
     }
 
     private static SliceAssignment adapterSlices(String... adapterPackages) {

@@ -31,6 +31,9 @@ class ArchitectureTest {
             QueueBoxArchitecture.adapters_do_not_depend_on_the_bootstrap;
 
     @ArchTest
+    static final ArchRule adapter_support_depends_on_no_adapter = QueueBoxArchitecture.adapter_support_depends_on_no_adapter;
+
+    @ArchTest
     static final ArchRule modules_are_free_of_cycles = QueueBoxArchitecture.modules_are_free_of_cycles;
 
     @ArchTest

@@ -1,5 +1,6 @@
 package io.queuebox.testkit.architecture;
 
+import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adapterSupportDependsOnNoAdapter;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adaptersDoNotDependOnEachOther;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adaptersDoNotDependOnTheBootstrap;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adaptersDoNotDependOnTheDomain;
@@ -16,6 +17,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.tngtech.archunit.core.domain.JavaClasses;
 import com.tngtech.archunit.core.importer.ClassFileImporter;
 import com.tngtech.archunit.lang.ArchRule;
+import java.util.List;
 import org.assertj.core.api.AbstractThrowableAssert;
 import org.junit.jupiter.api.Test;
 
@@ -75,6 +77,29 @@ class QueueBoxArchitectureRulesTest {
     }
 
     @Test
+    void anAdapterMayUseSharedSupportButTheSupportMustNotUseAnAdapter() {
+        // The good postgres fixture uses the good jdbc support: the isolation rule leaves support out of its slices.
+        assertThat(GOOD_CLASSES.get(GOOD + ".postgres.Store").getDirectDependenciesFromSelf())
+                .anySatisfy(dependency -> assertThat(dependency.getTargetClass().getName())
+                        .isEqualTo(GOOD + ".jdbc.Identifiers"));
+        assertPasses(adaptersDoNotDependOnEachOther(goodAdapters()), GOOD_CLASSES);
+        assertViolation(adapterSupportDependsOnNoAdapter(badSupport(), badAdapters()), BAD_CLASSES)
+                .hasMessageContaining("SupportUsingPublisher")
+                .hasMessageNotContaining("PublisherUsingStore");
+        assertPasses(adapterSupportDependsOnNoAdapter(goodSupport(), goodAdapters()), GOOD_CLASSES);
+    }
+
+    @Test
+    void sharedSupportObeysTheAdapterRulesOnTheRealPackages() {
+        assertThat(QueueBoxArchitecture.ADAPTER_SUPPORT).containsExactly("io.queuebox.jdbc");
+        assertThat(QueueBoxArchitecture.adapters_do_not_depend_on_the_domain.getDescription())
+                .contains("io.queuebox.jdbc..");
+        assertThat(QueueBoxArchitecture.adapters_do_not_depend_on_the_bootstrap.getDescription())
+                .contains("io.queuebox.jdbc..");
+        assertThat(QueueBoxArchitecture.adapterRules()).contains(QueueBoxArchitecture.adapter_support_depends_on_no_adapter);
+    }
+
+    @Test
     void anAdapterImportingTheBootstrapBreaksTheBootstrapRule() {
         assertViolation(adaptersDoNotDependOnTheBootstrap(BAD + ".bootstrap", badAdapters()), BAD_CLASSES)
                 .hasMessageContaining("BootstrapUsingPublisher");
@@ -120,6 +145,7 @@ class QueueBoxArchitectureRulesTest {
         assertPasses(QueueBoxArchitecture.adapters_do_not_depend_on_the_domain, NO_CLASSES);
         assertPasses(QueueBoxArchitecture.adapters_do_not_depend_on_each_other, NO_CLASSES);
         assertPasses(QueueBoxArchitecture.adapters_do_not_depend_on_the_bootstrap, NO_CLASSES);
+        assertPasses(QueueBoxArchitecture.adapter_support_depends_on_no_adapter, NO_CLASSES);
         assertPasses(QueueBoxArchitecture.modules_are_free_of_cycles, NO_CLASSES);
         assertPasses(QueueBoxArchitecture.only_the_bootstrap_reads_environment_variables_and_system_properties,
                 NO_CLASSES);
@@ -130,21 +156,25 @@ class QueueBoxArchitectureRulesTest {
     @Test
     void theRulesOnTheRealPackagesAreTheTestedFactoriesAppliedToThem() {
         String[] adapters = QueueBoxArchitecture.ADAPTERS.toArray(String[]::new);
+        String[] adaptersAndSupport = {"io.queuebox.postgres", "io.queuebox.sqlserver", "io.queuebox.kafka",
+                "io.queuebox.rabbitmq", "io.queuebox.capture", "io.queuebox.jdbc"};
         assertSameRule(QueueBoxArchitecture.ports_depend_only_on_the_jdk, portsDependOnlyOnTheJdk("io.queuebox.ports"));
         assertSameRule(QueueBoxArchitecture.the_domain_depends_only_on_the_ports_and_the_jdk,
                 domainDependsOnlyOnPortsAndTheJdk("io.queuebox.domain", "io.queuebox.ports"));
         assertSameRule(QueueBoxArchitecture.ports_and_domain_use_no_infrastructure_library,
                 noInfrastructureIn("io.queuebox.ports", "io.queuebox.domain"));
         assertSameRule(QueueBoxArchitecture.adapters_do_not_depend_on_the_domain,
-                adaptersDoNotDependOnTheDomain("io.queuebox.domain", adapters));
+                adaptersDoNotDependOnTheDomain("io.queuebox.domain", adaptersAndSupport));
         assertSameRule(QueueBoxArchitecture.adapters_do_not_depend_on_the_bootstrap,
-                adaptersDoNotDependOnTheBootstrap("io.queuebox.bootstrap", adapters));
+                adaptersDoNotDependOnTheBootstrap("io.queuebox.bootstrap", adaptersAndSupport));
+        assertSameRule(QueueBoxArchitecture.adapter_support_depends_on_no_adapter,
+                adapterSupportDependsOnNoAdapter(List.of("io.queuebox.jdbc"), adapters));
         assertSameRule(QueueBoxArchitecture.modules_are_free_of_cycles, modulesAreFreeOfCycles("io.queuebox"));
         assertSameRule(QueueBoxArchitecture.the_domain_neither_reads_the_wall_clock_nor_sleeps,
                 noWallClockOrSleepIn("io.queuebox.domain"));
         assertThat(QueueBoxArchitecture.ADAPTERS).containsExactly("io.queuebox.postgres", "io.queuebox.sqlserver",
                 "io.queuebox.kafka", "io.queuebox.rabbitmq", "io.queuebox.capture");
-        assertThat(QueueBoxArchitecture.all()).hasSize(9).doesNotContainNull();
+        assertThat(QueueBoxArchitecture.all()).hasSize(10).doesNotContainNull();
     }
 
     @Test
@@ -155,6 +185,14 @@ class QueueBoxArchitectureRulesTest {
 
     private static String[] badAdapters() {
         return new String[] {BAD + ".postgres", BAD + ".kafka", BAD + ".rabbitmq"};
+    }
+
+    private static List<String> badSupport() {
+        return List.of(BAD + ".jdbc");
+    }
+
+    private static List<String> goodSupport() {
+        return List.of(GOOD + ".jdbc");
     }
 
     private static String[] goodAdapters() {

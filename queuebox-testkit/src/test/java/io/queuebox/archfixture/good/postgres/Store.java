@@ -1,5 +1,6 @@
 package io.queuebox.archfixture.good.postgres;
 
+import io.queuebox.archfixture.good.jdbc.Identifiers;
 import io.queuebox.archfixture.good.ports.Port;
 import java.sql.Connection;
 import java.time.Duration;
@@ -14,7 +15,7 @@ public final class Store implements Port {
 
     @Override
     public List<String> names() {
-        return List.of(String.valueOf(connection));
+        return List.of(Identifiers.quoted(String.valueOf(connection)));
     }
 
     @Override

@@ -1,4 +1,4 @@
-package io.queuebox.postgres;
+package io.queuebox.jdbc.testing;
 
 import java.io.PrintWriter;
 import java.lang.reflect.InvocationTargetException;
@@ -7,23 +7,23 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.Deque;
+import java.util.Objects;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
- * Keeps closed connections open for the next caller: a minimal pool for tests, so that every store call
- * does not pay for a new PostgreSQL backend (which, on a busy machine, eats the contract's short leases).
+ * Keeps closed connections open for the next caller: a minimal pool for the SQL adapters' tests, so that
+ * every store call does not pay for a new database session (which, on a busy machine, eats the contract's
+ * short leases). {@code target} opens the real connections, with the credentials in its URL.
  */
-final class ReusingDataSource implements DataSource, AutoCloseable {
+public final class ReusingDataSource implements DataSource, AutoCloseable {
 
-    private final PGSimpleDataSource target = new PGSimpleDataSource();
+    private final DataSource target;
     private final Deque<Connection> idle = new ConcurrentLinkedDeque<>();
 
-    ReusingDataSource(String url, String applicationName) {
-        target.setURL(url);
-        target.setApplicationName(applicationName);
+    public ReusingDataSource(DataSource target) {
+        this.target = Objects.requireNonNull(target, "target");
     }
 
     @Override

@@ -1,0 +1,107 @@
+package io.queuebox.sqlserver;
+
+import io.queuebox.jdbc.DedicatedConnectionLock;
+import io.queuebox.jdbc.TransactionWriters;
+import io.queuebox.ports.CaptureLock;
+import io.queuebox.ports.CaptureSourceInspector;
+import io.queuebox.ports.CaptureStateStore;
+import io.queuebox.ports.OutboxStore;
+import io.queuebox.ports.OutboxWriter;
+import java.sql.Connection;
+import java.util.List;
+import java.util.Objects;
+import java.util.Properties;
+import javax.sql.DataSource;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
+
+/**
+ * The SQL Server adapter of QueueBox: the one entry point to the outbox table, its writer, its store, and
+ * the capture pieces. Everything it returns is safe for concurrent use. SQL Server 2016 or later, with the
+ * database at compatibility level 130 or higher (the store passes id lists as JSON to OPENJSON).
+ *
+ * <h2>The schema</h2>
+ * The table and its indexes ship as Flyway scripts in {@value #SCHEMA_LOCATION} (add
+ * {@code classpath:db/queuebox/sqlserver} to your Flyway locations, with the placeholders
+ * {@code queuebox_schema} and {@code queuebox_table}), or copy them into your own migrations.
+ * {@link #createSchema} runs the same scripts without Flyway.
+ *
+ * <h2>Writing</h2>
+ * {@link #jdbcWriter} and {@link #jdbiWriter} insert events in the caller's transaction: they never commit,
+ * roll back or close what they are given. A batch is one multi-row insert per {@value EventWriter#ROWS_PER_STATEMENT}
+ * events (SQL Server's limit of 2100 parameters per statement).
+ *
+ * <h2>Delivering</h2>
+ * {@link #store} claims with {@code WITH (UPDLOCK, ROWLOCK, READPAST)} and an {@code OUTPUT} clause on the
+ * database clock ({@code SYSUTCDATETIME()}); every call is one round trip in its own short transaction, on
+ * connections it borrows from the data source.
+ */
+public final class SqlServerOutbox {
+
+    /** Classpath location of the Flyway scripts: {@value}. */
+    public static final String SCHEMA_LOCATION = SchemaScripts.LOCATION;
+
+    private SqlServerOutbox() {
+    }
+
+    /**
+     * Creates the schema, the outbox table, its indexes and {@code queuebox_capture_state}, if missing, by
+     * running the shipped scripts batch by batch with the placeholders filled in from {@code settings}. For
+     * tests and for applications without Flyway; one transaction.
+     */
+    public static void createSchema(DataSource dataSource, SqlServerOutboxSettings settings) {
+        SchemaScripts.apply(Objects.requireNonNull(dataSource, "dataSource"), Objects.requireNonNull(settings, "settings"));
+    }
+
+    /** The shipped scripts with the placeholders filled in, in order, for review or for your own migrations. */
+    public static List<String> renderSchemaScripts(SqlServerOutboxSettings settings) {
+        Objects.requireNonNull(settings, "settings");
+        return SchemaScripts.SCRIPTS.stream().map(script -> SchemaScripts.render(script, settings)).toList();
+    }
+
+    /** A writer that joins the transaction of a JDBC connection. */
+    public static OutboxWriter<Connection> jdbcWriter(SqlServerOutboxSettings settings) {
+        return TransactionWriters.onConnection(new EventWriter(Objects.requireNonNull(settings, "settings"))::write);
+    }
+
+    /** A writer that joins the transaction of a Jdbi handle. */
+    public static OutboxWriter<Handle> jdbiWriter(SqlServerOutboxSettings settings) {
+        return TransactionWriters.onHandle(new EventWriter(Objects.requireNonNull(settings, "settings"))::write);
+    }
+
+    /** The store on a data source (typically a pool). */
+    public static OutboxStore store(DataSource dataSource, SqlServerOutboxSettings settings) {
+        return store(Jdbi.create(Objects.requireNonNull(dataSource, "dataSource")), settings);
+    }
+
+    /** The store on a Jdbi you configured (for example with your own SQL logger). */
+    public static OutboxStore store(Jdbi jdbi, SqlServerOutboxSettings settings) {
+        return new SqlServerOutboxStore(jdbi, Objects.requireNonNull(settings, "settings"));
+    }
+
+    /** The {@code queuebox_capture_state} table in the outbox's schema. */
+    public static CaptureStateStore captureStateStore(DataSource dataSource, SqlServerOutboxSettings settings) {
+        return new SqlServerCaptureStateStore(Jdbi.create(Objects.requireNonNull(dataSource, "dataSource")),
+                Objects.requireNonNull(settings, "settings"));
+    }
+
+    /**
+     * The capture owner's lock. Each acquisition opens a connection of its own from {@code dataSource} and
+     * keeps it for as long as the lock is held, so give it a data source that opens real connections (or a
+     * pool sized for one more connection per lock).
+     */
+    public static CaptureLock captureLock(DataSource dataSource) {
+        Objects.requireNonNull(dataSource, "dataSource");
+        return SqlServerCaptureLock.on(dataSource::getConnection);
+    }
+
+    /** The capture owner's lock on connections opened from a JDBC URL (credentials in {@code properties}). */
+    public static CaptureLock captureLock(String jdbcUrl, Properties properties) {
+        return SqlServerCaptureLock.on(DedicatedConnectionLock.ConnectionFactory.fromUrl(jdbcUrl, properties));
+    }
+
+    /** Checks CDC on the database and the outbox table, and SQL Server Agent, before capture starts. */
+    public static CaptureSourceInspector captureSourceInspector(DataSource dataSource) {
+        return new SqlServerCaptureSourceInspector(Objects.requireNonNull(dataSource, "dataSource"));
+    }
+}

@@ -1,0 +1,245 @@
+package io.queuebox.sqlserver;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.queuebox.ports.CaptureFingerprint;
+import io.queuebox.ports.CaptureIdentity;
+import io.queuebox.ports.ClaimRequest;
+import io.queuebox.ports.LeaseToken;
+import io.queuebox.ports.Ordering;
+import io.queuebox.ports.Park;
+import io.queuebox.ports.ParkingPolicy;
+import io.queuebox.ports.ReplaySelector;
+import io.queuebox.ports.Reschedule;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.jdbi.v3.core.Jdbi;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/** The dialect's SQL text and parameter binding, rendered for a schema and table; no database needed. */
+class SqlServerStatementsTest {
+
+    private static final SqlServerOutboxSettings SETTINGS =
+            SqlServerOutboxSettings.builder().schema("Sales").table("order_outbox").build();
+    private static final String TABLE = "[Sales].[order_outbox]";
+    private static final Pattern NAMED = Pattern.compile("(?<![:\\w]):([A-Za-z][A-Za-z0-9]*)");
+    private static final LeaseToken TOKEN = LeaseToken.random();
+    private static final UUID ID = UUID.randomUUID();
+
+    private final StoreCalls calls = new StoreCalls(SETTINGS);
+
+    @ParameterizedTest
+    @EnumSource(SqlServerStatements.class)
+    void everyStatementRendersWithBracketQuotedNamesAndNoPostgresSyntax(SqlServerStatements statement) {
+        String sql = statement.render(SETTINGS);
+        assertThat(sql).doesNotContain("{table}", "{captureState}", "\"");
+        switch (statement.group()) {
+            case WRITER, STORE -> assertThat(sql).contains(TABLE);
+            case CAPTURE_STATE -> assertThat(sql).contains("[Sales].[queuebox_capture_state]");
+            case LOCK, INSPECTOR -> assertThat(sql).doesNotContain(TABLE, "queuebox_capture_state");
+        }
+        String upper = sql.toUpperCase();
+        assertThat(upper).doesNotContain("NOW()", " LIMIT ", "FOR UPDATE", "SKIP LOCKED", "RETURNING", "::",
+                "ANY(", "INTERVAL");
+        if (upper.matches("(?s).*\\b(UPDATE|DELETE)\\b.*") && !upper.startsWith("MERGE")) {
+            assertThat(sql).as("an update or delete always has a condition or a TOP").containsAnyOf("WHERE", "TOP (");
+        }
+    }
+
+    @Test
+    void theOrderedClaimLocksSkipsLockedRowsGuardsGapsAndReturnsRowsInOneBatch() {
+        String sql = SqlServerStatements.CLAIM_ORDERED.render(SETTINGS);
+        assertThat(sql)
+                .contains("SET NOCOUNT ON; SET XACT_ABORT ON;")
+                .contains("DECLARE @now datetime2(7) = SYSUTCDATETIME();")
+                .contains("BEGIN TRANSACTION;")
+                .contains("SELECT TOP (@maxRows) o.event_id")
+                .contains("FROM " + TABLE + " o WITH (UPDLOCK, ROWLOCK, READPAST)")
+                .contains("ORDER BY o.seq;")
+                .contains("DELETE c FROM @candidates c WHERE EXISTS (SELECT 1 FROM " + TABLE + " e WITH (NOLOCK)")
+                .contains("AND NOT EXISTS (SELECT 1 FROM @candidates x WHERE x.event_id = e.event_id)")
+                .contains("OUTPUT inserted.seq, inserted.event_id, inserted.aggregate_type")
+                .contains("inserted.headers, inserted.created_at, inserted.attempts, inserted.last_error")
+                .endsWith("COMMIT TRANSACTION;");
+        // The gaps step counts every earlier pending row, ready or not, and parked ones only when they hold.
+        assertThat(sql).contains("AND (e.status = 'pending' OR (e.status = 'parked' AND @parkedHolds = 1))");
+        assertThat(sql.indexOf("INSERT INTO @candidates")).isLessThan(sql.indexOf("DELETE c FROM @candidates"));
+        assertThat(sql.indexOf("DELETE c FROM @candidates")).isLessThan(sql.indexOf("UPDATE u SET"));
+    }
+
+    @Test
+    void theUnorderedClaimIsOneStatement() {
+        String sql = SqlServerStatements.CLAIM_UNORDERED.render(SETTINGS);
+        assertThat(sql).startsWith("WITH candidates AS (SELECT TOP (:maxRows) * FROM " + TABLE
+                + " WITH (UPDLOCK, ROWLOCK, READPAST)");
+        assertThat(sql).contains("ORDER BY seq)").contains("UPDATE candidates SET").contains("OUTPUT inserted.seq");
+        assertThat(sql).doesNotContain("BEGIN TRANSACTION", "NOLOCK");
+    }
+
+    @Test
+    void purgeIsBoundedOldestFirstAndSkipsLockedRows() {
+        String sql = SqlServerStatements.PURGE_SENT.render(SETTINGS);
+        assertThat(sql).contains("SELECT TOP (:maxRows) event_id FROM " + TABLE + " WITH (ROWLOCK, READPAST)")
+                .contains("WHERE status = 'sent' AND sent_at < ").contains("ORDER BY sent_at)")
+                .endsWith("DELETE FROM oldest");
+    }
+
+    @Test
+    void fencedUpdatesNameTheLeaseTokenAndOnlyTouchPendingRows() {
+        for (SqlServerStatements statement : List.of(SqlServerStatements.MARK_SENT, SqlServerStatements.DELETE_SENT,
+                SqlServerStatements.RESCHEDULE, SqlServerStatements.PARK, SqlServerStatements.RELEASE,
+                SqlServerStatements.RENEW)) {
+            assertThat(statement.render(SETTINGS)).as(statement.name())
+                    .containsPattern("lease_token = :token AND (o\\.)?status = 'pending'");
+        }
+        assertThat(SqlServerStatements.RESCHEDULE.render(SETTINGS))
+                .contains("OPENJSON(:retries) WITH (id uniqueidentifier '$.id', seconds int '$.seconds',"
+                        + " micros int '$.micros', reason nvarchar(max) '$.reason')");
+        assertThat(SqlServerStatements.MARK_SENT.render(SETTINGS))
+                .contains("FROM OPENJSON(:ids) WITH (id uniqueidentifier '$') j JOIN " + TABLE
+                        + " o WITH (FORCESEEK) ON o.event_id = j.id");
+    }
+
+    @Test
+    void everyStatementThatChangesRowsByIdOrTokenSeeksInsteadOfScanning() {
+        for (SqlServerStatements statement : List.of(SqlServerStatements.MARK_SENT, SqlServerStatements.DELETE_SENT,
+                SqlServerStatements.RESCHEDULE, SqlServerStatements.PARK, SqlServerStatements.RELEASE,
+                SqlServerStatements.RENEW, SqlServerStatements.REPLAY_BY_EVENT_IDS, SqlServerStatements.CLAIM_ORDERED)) {
+            assertThat(statement.render(SETTINGS)).as(statement.name()).containsPattern("\\[order_outbox] [ou] WITH \\(FORCESEEK\\)");
+        }
+        // Reads that must not wait for a transaction still inserting rows skip locked rows instead.
+        assertThat(SqlServerStatements.TIME_UNTIL_NEXT_DUE.render(SETTINGS)).contains(TABLE + " WITH (READPAST)");
+        assertThat(SqlServerStatements.STATS.render(SETTINGS)).contains(TABLE + " WITH (READPAST)");
+    }
+
+    @Test
+    void everyStoreCallBindsExactlyTheParametersItsStatementNames() {
+        ClaimRequest ordered = new ClaimRequest("relay-1", 50, Duration.ofSeconds(30, 250_000), Ordering.PER_AGGREGATE,
+                ParkingPolicy.CONTINUE_AGGREGATE);
+        ClaimRequest unordered = new ClaimRequest("relay-1", 50, Duration.ofSeconds(30), Ordering.NONE,
+                ParkingPolicy.HOLD_AGGREGATE);
+        List<SqlCall> all = List.of(calls.claim(ordered, TOKEN), calls.claim(unordered, TOKEN),
+                calls.markSent(TOKEN, List.of(ID)), new StoreCalls(SqlServerOutboxSettings.builder().schema("Sales")
+                        .table("order_outbox").deleteOnSend(true).build()).markSent(TOKEN, List.of(ID)),
+                calls.reschedule(TOKEN, List.of(new Reschedule(ID, Duration.ofMillis(1500), "timeout"))),
+                calls.park(TOKEN, List.of(new Park(ID, "rejected"))), calls.release(TOKEN, List.of(ID)),
+                calls.renew(TOKEN, Duration.ofMinutes(1)), calls.timeUntilNextDue(),
+                calls.purgeSent(Duration.ofDays(7), 1000), calls.stats(),
+                calls.parked(ReplaySelector.events(Set.of(ID)), 10), calls.parked(ReplaySelector.aggregate("order", "1"), 10),
+                calls.parked(ReplaySelector.allParked(), 10), calls.replay(ReplaySelector.events(Set.of(ID))),
+                calls.replay(ReplaySelector.aggregate("order", "1")), calls.replay(ReplaySelector.allParked()));
+        Set<SqlServerStatements> seen = new LinkedHashSet<>();
+        for (SqlCall call : all) {
+            seen.add(call.statement());
+            assertThat(call.sql()).isEqualTo(call.statement().render(SETTINGS));
+            assertThat(call.parameters().keySet()).as(call.statement().name()).isEqualTo(namedParameters(call.sql()));
+            call.parameters().values().forEach(value -> assertThat(value)
+                    .isInstanceOfAny(String.class, Integer.class, Long.class, Boolean.class));
+        }
+        assertThat(seen).as("every store statement has a call").containsAll(List.of(SqlServerStatements.values())
+                .stream().filter(s -> s.group() == SqlServerStatements.Group.STORE).toList());
+    }
+
+    @Test
+    void theClaimBindsTheLeaseAsSecondsAndMicrosAndTheTokenAsText() {
+        SqlCall call = calls.claim(new ClaimRequest("relay-1", 7, Duration.ofSeconds(30, 250_000_000),
+                Ordering.PER_AGGREGATE, ParkingPolicy.HOLD_AGGREGATE), TOKEN);
+        assertThat(call.parameters()).containsExactlyInAnyOrderEntriesOf(Map.of("maxRows", 7, "owner", "relay-1",
+                "token", TOKEN.value().toString(), "leaseSeconds", 30, "leaseMicros", 250_000, "parkedHolds", true));
+    }
+
+    @Test
+    void idListsAndRowListsTravelAsJsonForOpenJson() {
+        UUID other = UUID.randomUUID();
+        assertThat(calls.release(TOKEN, List.of(ID, other)).parameters().get("ids"))
+                .isEqualTo("[\"" + ID + "\",\"" + other + "\"]");
+        assertThat(calls.reschedule(TOKEN, List.of(new Reschedule(ID, Duration.ofMillis(2_500), "said \"no\"")))
+                .parameters().get("retries"))
+                .isEqualTo("[{\"id\":\"" + ID + "\",\"seconds\":2,\"micros\":500000,\"reason\":\"said \\\"no\\\"\"}]");
+        assertThat(calls.park(TOKEN, List.of(new Park(ID, "bad"))).parameters().get("parkings"))
+                .isEqualTo("[{\"id\":\"" + ID + "\",\"reason\":\"bad\"}]");
+    }
+
+    @Test
+    void durationsBeyondWhatDateaddTakesAreCapped() {
+        Duration huge = Duration.ofDays(365L * 1000);
+        assertThat(StoreCalls.seconds(huge)).isEqualTo(Integer.MAX_VALUE);
+        assertThat(StoreCalls.microsOfSecond(huge)).isZero();
+        assertThat(StoreCalls.seconds(Duration.ofMillis(1_001))).isEqualTo(1);
+        assertThat(StoreCalls.microsOfSecond(Duration.ofMillis(1_001))).isEqualTo(1_000);
+        assertThat(calls.purgeSent(huge, 10).parameters()).containsEntry("retentionSeconds", Integer.MAX_VALUE);
+    }
+
+    @Test
+    void captureStateCallsBindTheirParameters() {
+        SqlServerCaptureStateStore store = new SqlServerCaptureStateStore(Jdbi.create("jdbc:sqlserver://unused"), SETTINGS);
+        CaptureIdentity identity = new CaptureIdentity("relay-1");
+        CaptureFingerprint fp = new CaptureFingerprint("dbo_t", "", "dbo", "t", "host", "db");
+        List<SqlCall> all = List.of(store.call(SqlServerStatements.CAPTURE_STATE_FIND_ALL, Map.of()),
+                store.call(SqlServerStatements.CAPTURE_STATE_FIND, Map.of("identity", identity.value())),
+                store.call(SqlServerStatements.CAPTURE_STATE_RECORD_START, Map.of("identity", identity.value(),
+                        "mode", "sqlserver-cdc", "fingerprint", fp.encode())),
+                store.call(SqlServerStatements.CAPTURE_STATE_RECORD_STATUS, Map.of("identity", identity.value(),
+                        "state", "RUNNING", "reason", "x")),
+                store.call(SqlServerStatements.CAPTURE_STATE_FORGET, Map.of("identity", identity.value())));
+        for (SqlCall call : all) {
+            assertThat(call.parameters().keySet()).as(call.statement().name()).isEqualTo(namedParameters(call.sql()));
+        }
+        assertThat(SqlServerStatements.CAPTURE_STATE_RECORD_START.render(SETTINGS))
+                .startsWith("MERGE INTO [Sales].[queuebox_capture_state] WITH (HOLDLOCK) AS target");
+    }
+
+    @Test
+    void theLockAndTheInspectorUsePositionalParametersOnly() {
+        assertThat(SqlServerStatements.LOCK_ACQUIRE.template())
+                .contains("sys.sp_getapplock @Resource = ?, @LockMode = 'Exclusive', @LockOwner = 'Session',"
+                        + " @LockTimeout = 0");
+        assertThat(SqlServerStatements.LOCK_IS_HELD.template()).contains("APPLOCK_MODE('public', ?, 'Session')");
+        assertThat(SqlServerStatements.LOCK_RELEASE.template()).contains("@LockOwner = 'Session'");
+        assertThat(SqlServerStatements.INSPECT_DATABASE_CDC.template()).contains("sys.databases", "is_cdc_enabled");
+        assertThat(SqlServerStatements.INSPECT_TABLE_CDC.template()).contains("is_tracked_by_cdc")
+                .contains("s.name = ? AND t.name = ?");
+        for (SqlServerStatements statement : SqlServerStatements.values()) {
+            if (statement.group() == SqlServerStatements.Group.LOCK
+                    || statement.group() == SqlServerStatements.Group.INSPECTOR) {
+                assertThat(namedParameters(statement.template())).as(statement.name()).isEmpty();
+            }
+        }
+        assertThat(SqlServerCaptureLock.resource(new CaptureIdentity("a".repeat(64))).length()).isLessThanOrEqualTo(255);
+    }
+
+    @Test
+    void theInspectorsSentencesSayHowToFixWhatTheyName() {
+        CaptureFingerprint fp = new CaptureFingerprint("dbo_queuebox_outbox", "", "dbo", "queuebox_outbox", "h", "shop");
+        assertThat(SqlServerCaptureSourceInspector.Problems.databaseCdcDisabled("shop"))
+                .contains("database 'shop'").contains("EXEC sys.sp_cdc_enable_db");
+        assertThat(SqlServerCaptureSourceInspector.Problems.tableCdcDisabled("shop", fp))
+                .contains("dbo.queuebox_outbox")
+                .contains("EXEC sys.sp_cdc_enable_table @source_schema = N'dbo', @source_name = N'queuebox_outbox',"
+                        + " @role_name = NULL, @capture_instance = N'dbo_queuebox_outbox'");
+        assertThat(SqlServerCaptureSourceInspector.Problems.tableMissing("shop", fp))
+                .contains("does not exist").contains("classpath:db/queuebox/sqlserver");
+        assertThat(SqlServerCaptureSourceInspector.Problems.agentNotRunning("Stopped"))
+                .contains("'Stopped'").contains("start SQL Server Agent");
+        assertThat(SqlServerCaptureSourceInspector.Problems.AGENT_UNKNOWN).contains("GRANT VIEW SERVER STATE");
+    }
+
+    /** The Jdbi named parameters of a statement, outside string literals. */
+    static Set<String> namedParameters(String sql) {
+        Matcher matcher = NAMED.matcher(sql.replaceAll("'[^']*'", "''"));
+        List<String> names = new ArrayList<>();
+        while (matcher.find()) {
+            names.add(matcher.group(1));
+        }
+        return new LinkedHashSet<>(names);
+    }
+}

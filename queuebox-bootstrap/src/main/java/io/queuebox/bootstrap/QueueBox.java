@@ -1,0 +1,209 @@
+package io.queuebox.bootstrap;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.queuebox.bootstrap.metrics.BacklogGauges;
+import io.queuebox.bootstrap.metrics.DeliveryMetrics;
+import io.queuebox.domain.DeliveryEngine;
+import io.queuebox.domain.DeliverySettings;
+import io.queuebox.ports.DeliveryListener;
+import io.queuebox.ports.Health;
+import io.queuebox.ports.MessagePublisher;
+import io.queuebox.ports.OutboxStore;
+import io.queuebox.ports.WakeReason;
+import io.queuebox.ports.WakeSource;
+import io.queuebox.postgres.PostgresOutbox;
+import io.queuebox.postgres.PostgresOutboxSettings;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/**
+ * QueueBox embedded in an application: the delivery engine on your data source and your publisher, with
+ * optional Micrometer metrics. No configuration file, no HTTP server, no pools of its own.
+ *
+ * <pre>{@code
+ * QueueBox relay = QueueBox.builder()
+ *         .dataSource(dataSource)                       // your pool; QueueBox never closes it
+ *         .publisher(publisher)                         // closed by you after stop()
+ *         .settings(DeliverySettings.builder().workers(2).build())
+ *         .meterRegistry(meterRegistry)                 // optional
+ *         .start();
+ * ...
+ * relay.close();                                        // stops within the settings' shutdown deadline
+ * }</pre>
+ *
+ * The outbox table must exist: run the scripts of {@link PostgresOutbox#SCHEMA_LOCATION} with your
+ * migrations, or {@code queuebox migrate}.
+ */
+public final class QueueBox implements AutoCloseable {
+
+    private final DeliveryEngine engine;
+    private final OutboxStore store;
+    private final MessagePublisher publisher;
+    private final BacklogGauges backlog;
+
+    private QueueBox(DeliveryEngine engine, OutboxStore store, MessagePublisher publisher, BacklogGauges backlog) {
+        this.engine = engine;
+        this.store = store;
+        this.publisher = publisher;
+        this.backlog = backlog;
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** The store the engine claims from, for operator queries ({@link OutboxStore#stats()}, replay). */
+    public OutboxStore store() {
+        return store;
+    }
+
+    /** Asks the engine to claim now, for example right after the application committed events. */
+    public void wake() {
+        engine.wake(WakeReason.EXTERNAL);
+    }
+
+    /** Whether the engine runs. */
+    public boolean isRunning() {
+        return engine.isRunning();
+    }
+
+    /** The liveness answer: up while the engine runs. */
+    public Health liveness() {
+        return engine.isRunning() ? Health.up("delivery engine running") : Health.down("delivery engine stopped");
+    }
+
+    /** The publisher's health, for readiness. */
+    public Health brokerHealth() {
+        return publisher.health();
+    }
+
+    /**
+     * Stops claiming, lets in-flight publishes finish until {@code deadline}, then releases the leases still
+     * held. Does not close the data source or the publisher.
+     *
+     * @return whether everything finished within the deadline
+     */
+    public boolean stop(Duration deadline) {
+        try {
+            return engine.stop(deadline);
+        } finally {
+            if (backlog != null) {
+                backlog.close();
+            }
+        }
+    }
+
+    /** {@link #stop} with the settings' shutdown deadline. */
+    @Override
+    public void close() {
+        stop(engine.settings().shutdownDeadline());
+    }
+
+    /**
+     * Builds and starts a {@link QueueBox}. {@code dataSource} and {@code publisher} are required; defaults:
+     * {@link DeliverySettings#defaults()}, {@link PostgresOutboxSettings#defaults()}, no metrics, no extra
+     * listener, no wake sources, the UTC system clock, backlog gauges sampled every 15 s.
+     */
+    public static final class Builder {
+        private DataSource dataSource;
+        private MessagePublisher publisher;
+        private DeliverySettings settings = DeliverySettings.defaults();
+        private PostgresOutboxSettings outbox = PostgresOutboxSettings.defaults();
+        private MeterRegistry meterRegistry;
+        private Duration backlogSampleInterval = Duration.ofSeconds(15);
+        private DeliveryListener listener = DeliveryListener.NOOP;
+        private final List<WakeSource> wakeSources = new ArrayList<>();
+        private Clock clock = Clock.systemUTC();
+
+        private Builder() {
+        }
+
+        /** The database holding the outbox table. Required. */
+        public Builder dataSource(DataSource dataSource) {
+            this.dataSource = required(dataSource, "dataSource");
+            return this;
+        }
+
+        /** Where events go. Required. */
+        public Builder publisher(MessagePublisher publisher) {
+            this.publisher = required(publisher, "publisher");
+            return this;
+        }
+
+        /** Batch size, workers, leases, ordering, retry, shutdown deadline, purge. */
+        public Builder settings(DeliverySettings settings) {
+            this.settings = required(settings, "settings");
+            return this;
+        }
+
+        /** Schema, table and delete-on-send of the PostgreSQL outbox. */
+        public Builder outbox(PostgresOutboxSettings outbox) {
+            this.outbox = required(outbox, "outbox");
+            return this;
+        }
+
+        /** Registers the delivery meters and backlog gauges (see docs/operations.md) in this registry. */
+        public Builder meterRegistry(MeterRegistry meterRegistry) {
+            this.meterRegistry = required(meterRegistry, "meterRegistry");
+            return this;
+        }
+
+        /** How often the backlog gauges query the database; default 15 s. */
+        public Builder backlogSampleInterval(Duration interval) {
+            if (interval == null || interval.isNegative() || interval.isZero()) {
+                throw new IllegalArgumentException("backlogSampleInterval must be positive, got: " + interval);
+            }
+            this.backlogSampleInterval = interval;
+            return this;
+        }
+
+        /** Receives the engine's events, after the metrics. */
+        public Builder listener(DeliveryListener listener) {
+            this.listener = required(listener, "listener");
+            return this;
+        }
+
+        /** A source of wake-ups (a capture connector); started and closed with the engine. */
+        public Builder wakeSource(WakeSource wakeSource) {
+            wakeSources.add(required(wakeSource, "wakeSource"));
+            return this;
+        }
+
+        public Builder clock(Clock clock) {
+            this.clock = required(clock, "clock");
+            return this;
+        }
+
+        /**
+         * Starts the engine (and the backlog sampler when a registry is set). Returns at once.
+         *
+         * @throws IllegalStateException when dataSource or publisher is missing
+         */
+        public QueueBox start() {
+            if (dataSource == null || publisher == null) {
+                throw new IllegalStateException("dataSource and publisher are required");
+            }
+            OutboxStore store = PostgresOutbox.store(dataSource, outbox);
+            DeliveryListener all = meterRegistry == null ? listener : new DeliveryMetrics(meterRegistry).andThen(listener);
+            DeliveryEngine.Builder engine = DeliveryEngine.builder().store(store).publisher(publisher)
+                    .settings(settings).clock(clock).listener(all);
+            wakeSources.forEach(engine::wakeSource);
+            DeliveryEngine built = engine.build();
+            BacklogGauges backlog = meterRegistry == null ? null
+                    : BacklogGauges.start(store, meterRegistry, backlogSampleInterval);
+            built.start();
+            return new QueueBox(built, store, publisher, backlog);
+        }
+
+        private static <T> T required(T value, String property) {
+            if (value == null) {
+                throw new IllegalArgumentException(property + " must not be null");
+            }
+            return Objects.requireNonNull(value);
+        }
+    }
+}

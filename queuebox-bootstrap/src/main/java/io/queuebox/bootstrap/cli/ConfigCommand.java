@@ -1,0 +1,45 @@
+package io.queuebox.bootstrap.cli;
+
+import io.queuebox.bootstrap.config.QueueBoxConfig;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+@Command(name = "config", description = "Inspect the configuration.", mixinStandardHelpOptions = true)
+final class ConfigCommand implements Runnable {
+
+    @Spec
+    CommandSpec spec;
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    @Command(name = "check", mixinStandardHelpOptions = true,
+            description = "Loads and validates the configuration (file, then environment) and prints the effective"
+                    + " values with their origin, secrets masked. Exits 2 listing every problem.")
+    static final class Check implements Callable<Integer> {
+
+        private final CliContext context;
+
+        @Spec
+        CommandSpec spec;
+
+        Check(CliContext context) {
+            this.context = context;
+        }
+
+        @Override
+        public Integer call() {
+            QueueBoxConfig config = context.loadConfig();
+            PrintWriter out = spec.commandLine().getOut();
+            out.println("Configuration is valid (" + context.configFileOrDefault() + " and QUEUEBOX_ environment variables).");
+            config.describe().forEach(out::println);
+            out.flush();
+            return ExitCodes.OK;
+        }
+    }
+}

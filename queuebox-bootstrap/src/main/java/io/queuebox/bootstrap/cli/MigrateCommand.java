@@ -1,0 +1,47 @@
+package io.queuebox.bootstrap.cli;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.queuebox.bootstrap.config.Keys;
+import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.bootstrap.internal.DatabaseWait;
+import io.queuebox.bootstrap.internal.Logging;
+import io.queuebox.bootstrap.internal.Migrations;
+import io.queuebox.bootstrap.internal.Pools;
+import java.io.PrintWriter;
+import java.util.concurrent.Callable;
+import org.flywaydb.core.api.output.MigrateResult;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Spec;
+
+@Command(name = "migrate", mixinStandardHelpOptions = true,
+        description = "Creates or upgrades the outbox table and QueueBox's tables with Flyway; the history goes to"
+                + " QueueBox's own table queuebox_schema_history, never the application's.")
+final class MigrateCommand implements Callable<Integer> {
+
+    private final CliContext context;
+
+    @Spec
+    CommandSpec spec;
+
+    MigrateCommand(CliContext context) {
+        this.context = context;
+    }
+
+    @Override
+    public Integer call() {
+        QueueBoxConfig config = context.loadConfig();
+        Logging.configure(config);
+        try (HikariDataSource dataSource = Pools.operator(config)) {
+            DatabaseWait.await(dataSource, config.string(Keys.DATABASE_URL), config.millis(Keys.STARTUP_DATABASE_WAIT_MS));
+            MigrateResult result = Migrations.migrate(dataSource, config);
+            PrintWriter out = spec.commandLine().getOut();
+            out.printf("Schema %s: %d migration(s) applied, now at version %s (history in %s.%s).%n",
+                    config.string(Keys.OUTBOX_SCHEMA), result.migrationsExecuted,
+                    result.targetSchemaVersion == null ? "unchanged" : result.targetSchemaVersion,
+                    config.string(Keys.OUTBOX_SCHEMA), Migrations.HISTORY_TABLE);
+            out.flush();
+            return ExitCodes.OK;
+        }
+    }
+}

@@ -1,0 +1,57 @@
+package io.queuebox.bootstrap.internal;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import com.zaxxer.hikari.metrics.micrometer.MicrometerMetricsTrackerFactory;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.queuebox.bootstrap.config.ConfigKey;
+import io.queuebox.bootstrap.config.Keys;
+import io.queuebox.bootstrap.config.QueueBoxConfig;
+
+/**
+ * The HikariCP pools: one for delivery (claims, outcomes, purge, operator commands) and a small one for
+ * capture state and the capture session lock, so a held lock never starves delivery of a connection.
+ */
+public final class Pools {
+
+    private Pools() {
+    }
+
+    /** The delivery pool, {@code database.pool.maxSize} connections, its metrics bound when a registry is given. */
+    public static HikariDataSource delivery(QueueBoxConfig config, MeterRegistry registry) {
+        return create(config, "queuebox-delivery", config.integer(Keys.DATABASE_POOL_MAX_SIZE),
+                Keys.DATABASE_USERNAME, Keys.DATABASE_PASSWORD, registry);
+    }
+
+    /** The capture pool, {@code outbox.capture.pool.maxSize} connections, with the capture account when one is set. */
+    public static HikariDataSource capture(QueueBoxConfig config, MeterRegistry registry) {
+        boolean ownAccount = config.optional(Keys.CAPTURE_USERNAME).isPresent();
+        return create(config, "queuebox-capture", config.integer(Keys.CAPTURE_POOL_MAX_SIZE),
+                ownAccount ? Keys.CAPTURE_USERNAME : Keys.DATABASE_USERNAME,
+                ownAccount ? Keys.CAPTURE_PASSWORD : Keys.DATABASE_PASSWORD, registry);
+    }
+
+    /** A pool of two connections for one operator command (migrate, outbox stats, replay). */
+    public static HikariDataSource operator(QueueBoxConfig config) {
+        return create(config, "queuebox-operator", 2, Keys.DATABASE_USERNAME, Keys.DATABASE_PASSWORD, null);
+    }
+
+    private static HikariDataSource create(QueueBoxConfig config, String name, int maxSize, ConfigKey userKey,
+                                           ConfigKey passwordKey, MeterRegistry registry) {
+        HikariConfig hikari = new HikariConfig();
+        hikari.setPoolName(name);
+        hikari.setJdbcUrl(config.string(Keys.DATABASE_URL));
+        config.optional(userKey).ifPresent(hikari::setUsername);
+        config.optional(passwordKey).ifPresent(hikari::setPassword);
+        hikari.setMaximumPoolSize(maxSize);
+        hikari.setMinimumIdle(Math.min(2, maxSize));
+        hikari.setConnectionTimeout(config.longValue(Keys.DATABASE_POOL_CONNECTION_TIMEOUT_MS));
+        // The pool must come up while the database is still down: DatabaseWait decides how long to wait.
+        hikari.setInitializationFailTimeout(-1);
+        hikari.addDataSourceProperty("ApplicationName", "queuebox");
+        if (registry != null) {
+            hikari.setMetricsTrackerFactory(new MicrometerMetricsTrackerFactory(registry));
+        }
+        return new HikariDataSource(hikari);
+    }
+}

@@ -1,0 +1,240 @@
+package io.queuebox.bootstrap.internal;
+
+import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.queuebox.bootstrap.QueueBox;
+import io.queuebox.bootstrap.config.Keys;
+import io.queuebox.bootstrap.config.Masking;
+import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.bootstrap.http.DataSourceHealth;
+import io.queuebox.bootstrap.http.HealthComponent;
+import io.queuebox.bootstrap.http.HttpEndpoints;
+import io.queuebox.domain.DeliverySettings;
+import io.queuebox.capture.DebeziumCapture;
+import io.queuebox.capture.FileCaptureStateDirectory;
+import io.queuebox.domain.CaptureStatus;
+import io.queuebox.domain.CaptureSupervisor;
+import io.queuebox.ports.CaptureSourceInspector;
+import io.micrometer.core.instrument.Gauge;
+import java.time.Duration;
+import java.time.Instant;
+import io.queuebox.ports.CaptureSettings;
+import io.queuebox.ports.Health;
+import io.queuebox.ports.MessagePublisher;
+import io.queuebox.postgres.PostgresOutbox;
+import io.queuebox.postgres.PostgresOutboxSettings;
+import java.nio.file.Path;
+import java.util.function.Supplier;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The running relay of {@code queuebox run}: pools, publisher, engine, HTTP endpoints, in that order,
+ * closed in the reverse order.
+ */
+public final class Relay implements AutoCloseable {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Relay.class);
+
+    private final QueueBoxConfig config;
+    private final Deque<AutoCloseable> resources = new ArrayDeque<>();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private QueueBox queueBox;
+    private HttpEndpoints http;
+
+    private Relay(QueueBoxConfig config) {
+        this.config = config;
+    }
+
+    /**
+     * Starts everything; on failure closes what was started and rethrows.
+     *
+     * @throws io.queuebox.bootstrap.internal.DatabaseUnreachableException after {@code startup.databaseWaitMs}
+     * @throws io.queuebox.bootstrap.config.ConfigException when the broker provider rejects a setting
+     */
+    public static Relay start(QueueBoxConfig config) {
+        Relay relay = new Relay(config);
+        try {
+            relay.startAll();
+            return relay;
+        } catch (RuntimeException e) {
+            relay.close();
+            throw e;
+        }
+    }
+
+    private void startAll() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        resources.push(registry::close);
+        bindJvmMetrics(registry);
+
+        String url = config.string(Keys.DATABASE_URL);
+        HikariDataSource pool = Pools.delivery(config, registry);
+        resources.push(pool);
+        LOG.info("waiting for database {} (up to {} ms)", Masking.maskUrl(url), config.longValue(Keys.STARTUP_DATABASE_WAIT_MS));
+        DatabaseWait.await(pool, url, config.millis(Keys.STARTUP_DATABASE_WAIT_MS));
+
+        checkOutboxTable(pool);
+
+        String brokerType = config.string(Keys.BROKER_TYPE);
+        MessagePublisher publisher = Publishers.create(brokerType, config.brokerSettings());
+        resources.push(publisher);
+
+        CaptureSettings captureSettings = Settings.capture(config);
+        CaptureSupervisor capture = captureSettings.active() ? captureSupervisor(captureSettings, registry) : null;
+        DeliverySettings settings = Settings.delivery(config, capture != null);
+        QueueBox.Builder builder = QueueBox.builder()
+                .dataSource(pool)
+                .publisher(publisher)
+                .settings(settings)
+                .outbox(Settings.outbox(config))
+                .meterRegistry(registry)
+                .backlogSampleInterval(config.millis(Keys.METRICS_BACKLOG_SAMPLE_MS))
+                .listener(new LoggingListener());
+        if (capture != null) {
+            // The engine starts and closes it with itself.
+            builder.wakeSource(capture);
+        }
+        queueBox = builder.start();
+        Supplier<Health> captureHealth = capture != null ? capture::health : this::captureInactive;
+
+        http = HttpEndpoints.start(config.string(Keys.HTTP_HOST), config.integer(Keys.HTTP_PORT), queueBox::liveness,
+                List.of(HealthComponent.required("database", new DataSourceHealth(pool)),
+                        HealthComponent.required("broker", publisher::health),
+                        HealthComponent.advisory("outbox-capture", captureHealth)),
+                registry::scrape);
+        resources.push(http);
+        LOG.info("QueueBox relay started: {} -> {} ({} workers, batch {}, owner {}); http on port {}",
+                config.string(Keys.OUTBOX_SCHEMA) + "." + config.string(Keys.OUTBOX_TABLE), brokerType,
+                settings.workers(), settings.batchSize(), settings.owner(), http.port());
+    }
+
+    /** Fails the start with a hint when the table is missing, instead of failing every claim afterwards. */
+    private void checkOutboxTable(HikariDataSource pool) {
+        try {
+            PostgresOutbox.store(pool, Settings.outbox(config)).stats();
+        } catch (RuntimeException e) {
+            throw new IllegalStateException("the outbox table " + config.string(Keys.OUTBOX_SCHEMA) + "."
+                    + config.string(Keys.OUTBOX_TABLE) + " cannot be read (run 'queuebox migrate' first?): "
+                    + Masking.maskUrl(String.valueOf(e.getMessage())), e);
+        }
+    }
+
+    private Health captureInactive() {
+        return Health.up("capture " + (config.bool(Keys.CAPTURE_ENABLED) ? "mode polling" : "disabled")
+                + "; delivery polls every " + config.longValue(Keys.OUTBOX_POLL_INTERVAL_MS) + " ms");
+    }
+
+    /**
+     * The capture supervisor on its own small pool (state row, inspector, and the session lock that holds one
+     * connection for the whole run), so capture never takes a connection from delivery.
+     */
+    private CaptureSupervisor captureSupervisor(CaptureSettings captureSettings, PrometheusMeterRegistry registry) {
+        HikariDataSource capturePool = Pools.capture(config, registry);
+        resources.push(capturePool);
+        Settings.Account account = Settings.captureAccount(config);
+        PostgresOutboxSettings outbox = Settings.outbox(config);
+        DebeziumCapture connectors = DebeziumCapture.builder()
+                .credentials(account.username(), account.password())
+                .pollInterval(config.millis(Keys.CAPTURE_POLL_INTERVAL_MS))
+                .heartbeatInterval(config.millis(Keys.CAPTURE_HEARTBEAT_INTERVAL_MS))
+                .offsetFlushInterval(config.millis(Keys.CAPTURE_OFFSET_FLUSH_INTERVAL_MS))
+                .snapshotMode(config.string(Keys.CAPTURE_SNAPSHOT_MODE))
+                .build();
+        FunctionCounter.builder("queuebox.capture.wake.events", connectors, c -> c.statistics().wakeEvents())
+                .description("Inserts into the outbox table that capture saw (each wakes delivery)").register(registry);
+        FunctionCounter.builder("queuebox.capture.ignored.events", connectors, c -> c.statistics().ignoredEvents())
+                .description("Updates, deletes and tombstones capture saw and ignored").register(registry);
+        LOG.info("capture {} on {}:{}/{} (slot {}, publication {}), state in {}; delivery also checks the table every {} ms",
+                captureSettings.mode().configName(), captureSettings.fingerprint().host(), captureSettings.port(),
+                captureSettings.fingerprint().database(), captureSettings.fingerprint().slot(),
+                captureSettings.fingerprint().publication(), captureSettings.stateDirectory(),
+                captureSettings.reconciliationInterval().toMillis());
+        CaptureSourceInspector inspector = PostgresOutbox.captureSourceInspector(capturePool);
+        CaptureSupervisor supervisor = CaptureSupervisor.builder()
+                .settings(captureSettings)
+                .stateStore(PostgresOutbox.captureStateStore(capturePool, outbox))
+                .stateDirectory(new FileCaptureStateDirectory(Path.of(captureSettings.stateDirectory())))
+                .lock(PostgresOutbox.captureLock(capturePool))
+                .inspector(inspector)
+                .connectors(connectors)
+                .build();
+        for (CaptureStatus.State state : CaptureStatus.State.values()) {
+            Gauge.builder("queuebox.capture.state", supervisor, s -> s.status().state() == state ? 1 : 0)
+                    .tag("state", state.name())
+                    .description("1 for the state capture is in (RUNNING is healthy), 0 for the others")
+                    .register(registry);
+        }
+        Gauge.builder("queuebox.capture.last.event.age", connectors, c -> c.statistics().lastEventAt()
+                        .map(at -> Duration.between(at, Instant.now()).toMillis() / 1000.0).orElse(Double.NaN))
+                .baseUnit("seconds")
+                .description("Time since the last insert capture saw; NaN before the first")
+                .register(registry);
+        resources.push(RetainedWalMonitor.start(inspector, captureSettings,
+                config.longValue(Keys.CAPTURE_RETAINED_WAL_WARN_BYTES), config.millis(Keys.METRICS_BACKLOG_SAMPLE_MS),
+                registry));
+        return supervisor;
+    }
+
+    private static void bindJvmMetrics(PrometheusMeterRegistry registry) {
+        new ClassLoaderMetrics().bindTo(registry);
+        new JvmMemoryMetrics().bindTo(registry);
+        new JvmGcMetrics().bindTo(registry);
+        new JvmThreadMetrics().bindTo(registry);
+        new ProcessorMetrics().bindTo(registry);
+        new UptimeMetrics().bindTo(registry);
+    }
+
+    /** The HTTP port actually bound. */
+    public int httpPort() {
+        return http.port();
+    }
+
+    public boolean isRunning() {
+        return queueBox != null && queueBox.isRunning();
+    }
+
+    /**
+     * Stops claiming, lets in-flight publishes finish within {@code shutdown.deadlineMs}, releases leases, then
+     * closes the HTTP endpoints, the publisher and the pools. Idempotent.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        LOG.info("stopping: no new claims; in-flight batches get up to {} ms", config.longValue(Keys.SHUTDOWN_DEADLINE_MS));
+        // The engine drains first, while the HTTP endpoints still answer, then everything else in reverse start order.
+        if (queueBox != null) {
+            closeQuietly(() -> {
+                if (!queueBox.stop(config.millis(Keys.SHUTDOWN_DEADLINE_MS))) {
+                    LOG.warn("in-flight batches did not finish within shutdown.deadlineMs; their leases were released");
+                }
+            });
+        }
+        while (!resources.isEmpty()) {
+            closeQuietly(resources.pop());
+        }
+        LOG.info("stopped");
+    }
+
+    private static void closeQuietly(AutoCloseable resource) {
+        try {
+            resource.close();
+        } catch (Exception e) {
+            LOG.warn("while stopping: {}", Masking.maskUrl(String.valueOf(e)));
+        }
+    }
+}

@@ -1,0 +1,111 @@
+package io.queuebox.bootstrap.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.domain.DeliverySettings;
+import io.queuebox.ports.CaptureMode;
+import io.queuebox.ports.CaptureSettings;
+import io.queuebox.ports.Ordering;
+import io.queuebox.ports.ParkingPolicy;
+import io.queuebox.postgres.PostgresOutboxSettings;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class SettingsTest {
+
+    private static QueueBoxConfig config(String... keyValues) {
+        Map<String, String> values = new HashMap<>(Map.of(
+                "database.url", "jdbc:postgresql://db-1:6543,db-2:6543/orders?ssl=true", "broker.type", "kafka"));
+        for (int i = 0; i < keyValues.length; i += 2) {
+            values.put(keyValues[i], keyValues[i + 1]);
+        }
+        return QueueBoxConfig.of(values);
+    }
+
+    @Test
+    void deliverySettingsFollowTheConfiguration() {
+        DeliverySettings settings = Settings.delivery(config(
+                "outbox.batchSize", "50", "outbox.workers", "3", "outbox.pollIntervalMs", "250",
+                "outbox.leaseMs", "10000", "outbox.ordering", "none", "outbox.parking", "continue-aggregate",
+                "outbox.retry.initialMs", "200", "outbox.retry.maxMs", "60000", "outbox.retry.maxAttempts", "7",
+                "outbox.retry.multiplier", "3", "outbox.retry.jitter", "0", "shutdown.deadlineMs", "9000",
+                "outbox.retention.sentHours", "48", "instance.name", "relay-a"), false);
+
+        assertThat(settings.owner()).isEqualTo("relay-a");
+        assertThat(settings.batchSize()).isEqualTo(50);
+        assertThat(settings.workers()).isEqualTo(3);
+        assertThat(settings.wakeInterval()).isEqualTo(Duration.ofMillis(250));
+        assertThat(settings.leaseLength()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(settings.ordering()).isEqualTo(Ordering.NONE);
+        assertThat(settings.parkingPolicy()).isEqualTo(ParkingPolicy.CONTINUE_AGGREGATE);
+        assertThat(settings.retryPolicy().initialDelay()).isEqualTo(Duration.ofMillis(200));
+        assertThat(settings.retryPolicy().maxDelay()).isEqualTo(Duration.ofMinutes(1));
+        assertThat(settings.retryPolicy().maxAttempts()).isEqualTo(7);
+        assertThat(settings.retryPolicy().multiplier()).isEqualTo(3.0);
+        assertThat(settings.shutdownDeadline()).isEqualTo(Duration.ofSeconds(9));
+        assertThat(settings.purgeRetention()).isEqualTo(Duration.ofHours(48));
+        assertThat(settings.purgeEnabled()).isTrue();
+    }
+
+    @Test
+    void deleteOnSendTurnsThePurgeOffAndReachesTheStore() {
+        QueueBoxConfig config = config("outbox.deleteOnSend", "true", "outbox.table", "events_outbox");
+
+        assertThat(Settings.delivery(config, false).purgeEnabled()).isFalse();
+        PostgresOutboxSettings outbox = Settings.outbox(config);
+        assertThat(outbox.deleteOnSend()).isTrue();
+        assertThat(outbox.table()).isEqualTo("events_outbox");
+    }
+
+    @Test
+    void captureReadsHostPortAndDatabaseFromTheUrlUnlessOverridden() {
+        CaptureSettings fromUrl = Settings.capture(config());
+        CaptureSettings overridden = Settings.capture(config("outbox.capture.enabled", "true",
+                "outbox.capture.mode", "postgres-logical", "outbox.capture.connection.host", "replica",
+                "outbox.capture.connection.port", "5433", "outbox.capture.connection.database", "orders_ro",
+                "outbox.capture.connection.username", "cdc"));
+
+        assertThat(fromUrl.fingerprint().host()).isEqualTo("db-1");
+        assertThat(fromUrl.port()).isEqualTo(6543);
+        assertThat(fromUrl.fingerprint().database()).isEqualTo("orders");
+        assertThat(fromUrl.active()).isFalse();
+        assertThat(overridden.fingerprint().host()).isEqualTo("replica");
+        assertThat(overridden.port()).isEqualTo(5433);
+        assertThat(overridden.fingerprint().database()).isEqualTo("orders_ro");
+        assertThat(overridden.mode()).isEqualTo(CaptureMode.POSTGRES_LOGICAL);
+        assertThat(overridden.active()).isTrue();
+        assertThat(overridden.fingerprint().slot()).isEqualTo("queuebox_slot");
+    }
+
+    @Test
+    void captureAccountFallsBackFromItsOwnKeysToTheDatabaseAccountToTheUrl() {
+        assertThat(Settings.captureAccount(config("outbox.capture.connection.username", "cdc",
+                "outbox.capture.connection.password", "c1", "database.username", "app", "database.password", "a1")))
+                .isEqualTo(new Settings.Account("cdc", "c1"));
+        assertThat(Settings.captureAccount(config("database.username", "app", "database.password", "a1")))
+                .isEqualTo(new Settings.Account("app", "a1"));
+        Settings.Account fromUrl = Settings.captureAccount(QueueBoxConfig.of(Map.of("broker.type", "kafka",
+                "database.url", "jdbc:postgresql://db/app?user=relay&password=p%40ss")));
+        assertThat(fromUrl).isEqualTo(new Settings.Account("relay", "p@ss"));
+        assertThat(fromUrl.toString()).doesNotContain("p@ss");
+    }
+
+    @Test
+    void activeCaptureWithoutAnyAccountIsAConfigurationProblem() {
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> QueueBoxConfig.of(Map.of("broker.type", "kafka",
+                        "database.url", "jdbc:postgresql://db/app", "outbox.capture.enabled", "true",
+                        "outbox.capture.mode", "postgres-logical")))
+                .hasMessageContaining("outbox.capture.connection.username: capture needs an account");
+    }
+
+    @Test
+    void jdbcLocationDefaultsThePort() {
+        assertThat(Settings.JdbcLocation.parse("jdbc:postgresql://db/app"))
+                .isEqualTo(new Settings.JdbcLocation("db", 5432, "app"));
+        assertThat(Settings.JdbcLocation.parse("jdbc:postgresql://[::1]:5433/app?user=x"))
+                .isEqualTo(new Settings.JdbcLocation("::1", 5433, "app"));
+    }
+}
