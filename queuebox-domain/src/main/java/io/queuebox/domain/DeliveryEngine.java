@@ -45,7 +45,9 @@ import java.util.random.RandomGenerator;
  * engine scheduled, the next lease it knows to expire, a wake-up through {@link #wake} or a
  * {@link WakeSource}, and shutdown. {@link OutboxStore#timeUntilNextDue()} is asked once at start, to
  * learn about retries left by a previous run; the idle loop makes exactly one store call, the claim, per
- * wake interval and worker. Wake-ups coalesce: any number of them during a claim cause one more claim.
+ * wake interval: while no batch is in flight only worker 1 claims on the interval; the other workers wait
+ * for a wake-up, a retry or lease deadline, or a batch going in flight (then they poll on the interval).
+ * Wake-ups coalesce: any number of them during a claim cause one more claim.
  *
  * <h2>Errors</h2>
  * A store or publisher exception is reported through {@link DeliveryListener#onError} and never stops
@@ -72,6 +74,7 @@ import java.util.random.RandomGenerator;
 public final class DeliveryEngine implements AutoCloseable {
 
     private static final Duration MAX_ERROR_PAUSE = Duration.ofSeconds(1);
+    private static final Duration PEER_IDLE_WAIT = Duration.ofDays(1);
 
     private enum State { NEW, RUNNING, STOPPING, STOPPED }
 
@@ -258,7 +261,8 @@ public final class DeliveryEngine implements AutoCloseable {
                     reason = WakeReason.INTERVAL;
                     seen = signal.wakes();
                 } else {
-                    WakeSignal.Woken woken = signal.await(seen, settings.wakeInterval(), this::planWake);
+                    WakeSignal.Woken woken = signal.await(seen, settings.wakeInterval(),
+                            index == 1 ? this::planWake : this::planPeerWake);
                     if (woken.reason() == WakeReason.SHUTDOWN) {
                         break;
                     }
@@ -274,6 +278,14 @@ public final class DeliveryEngine implements AutoCloseable {
     private WakeSchedule.Wake planWake(Duration intervalLeft) {
         return WakeSchedule.next(intervalLeft, deadlines.untilNextRetry(), deadlines.untilNextLeaseExpiry(),
                 Optional.empty(), false);
+    }
+
+    /**
+     * Workers other than the first skip the interval while nothing is in flight, so an idle engine costs one
+     * claim per wake interval whatever the number of workers; a batch going in flight makes them replan.
+     */
+    private WakeSchedule.Wake planPeerWake(Duration intervalLeft) {
+        return planWake(inFlight.isEmpty() ? PEER_IDLE_WAIT : intervalLeft);
     }
 
     private void learnDeadlinesLeftByEarlierRuns() {
@@ -311,6 +323,9 @@ public final class DeliveryEngine implements AutoCloseable {
             return Cycle.FAILED;
         }
         inFlight.put(batch.lease(), flight);
+        if (settings.workers() > 1) {
+            signal.scheduleChanged(); // idle peers start polling on the interval again
+        }
         renewerSignal.wake(WakeReason.DEADLINE);
         boolean failed = false;
         List<PublishOutcome> outcomes;

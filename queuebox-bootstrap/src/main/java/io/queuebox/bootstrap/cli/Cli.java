@@ -31,6 +31,7 @@ public final class Cli {
                         .addSubcommand(new CaptureCommand.Status(context))
                         .addSubcommand(new CaptureCommand.Reset(context)))
                 .addSubcommand(new DemoCommand())
+                .addSubcommand(new io.queuebox.bootstrap.bench.BenchCommand())
                 .addSubcommand(new CommandLine.HelpCommand());
         commandLine.setOut(out).setErr(err);
         commandLine.setExecutionExceptionHandler(Cli::handle);

@@ -1,0 +1,213 @@
+package io.queuebox.bootstrap.bench;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.queuebox.postgres.PostgresOutbox;
+import io.queuebox.postgres.PostgresOutboxSettings;
+import java.lang.reflect.InvocationHandler;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import javax.sql.DataSource;
+
+/**
+ * The bench's own database on the local server: created if missing, one outbox table truncated and refilled
+ * before each run. The pool hands out connections that count every statement they execute, so the idle
+ * workload can tell how many statements the relay sends.
+ */
+final class BenchDatabase implements AutoCloseable {
+
+    static final String TABLE = "queuebox_outbox";
+    static final String PUBLICATION = "queuebox_bench_pub";
+    static final String SLOT = "queuebox_bench_slot";
+
+    private static final Set<String> EXECUTING = Set.of("execute", "executeQuery", "executeUpdate", "executeBatch",
+            "executeLargeUpdate", "executeLargeBatch");
+
+    final String host;
+    final int port;
+    final String user;
+    final String database;
+    final PostgresOutboxSettings settings = PostgresOutboxSettings.defaults();
+    private final HikariDataSource pool;
+    private final AtomicLong statements = new AtomicLong();
+    private final DataSource counting;
+
+    BenchDatabase(String host, int port, String user, String database, int poolSize) throws SQLException {
+        this.host = host;
+        this.port = port;
+        this.user = user;
+        this.database = database;
+        try (Connection admin = DriverManager.getConnection(url("postgres")); Statement st = admin.createStatement()) {
+            try (ResultSet rs = st.executeQuery("SELECT 1 FROM pg_database WHERE datname = '" + database + "'")) {
+                if (!rs.next()) {
+                    st.execute("CREATE DATABASE \"" + database + "\"");
+                }
+            }
+        }
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url(database));
+        config.setUsername(user);
+        config.setMaximumPoolSize(poolSize);
+        config.setMinimumIdle(poolSize);
+        config.setPoolName("bench");
+        config.addDataSourceProperty("prepareThreshold", "1");
+        pool = new HikariDataSource(config);
+        counting = countingDataSource(pool, statements);
+        PostgresOutbox.createSchema(pool, settings);
+    }
+
+    static void validateName(String database) {
+        if (!database.matches("[a-z_][a-z0-9_]{0,62}")) {
+            throw new IllegalArgumentException("--pg-database: '" + database + "' is not a plain lower-case identifier");
+        }
+    }
+
+    String url(String db) {
+        return "jdbc:postgresql://" + host + ":" + port + "/" + db + "?user=" + user;
+    }
+
+    /** The pool, each statement counted. */
+    DataSource dataSource() {
+        return counting;
+    }
+
+    long statementsExecuted() {
+        return statements.get();
+    }
+
+    String serverVersion() throws SQLException {
+        return single("SHOW server_version");
+    }
+
+    String walLevel() throws SQLException {
+        return single("SHOW wal_level");
+    }
+
+    /** Committed transactions of the bench database as the server counts them (flushed about once a second). */
+    long transactionsCommitted() throws SQLException {
+        try (Connection c = DriverManager.getConnection(url("postgres")); Statement st = c.createStatement()) {
+            st.execute("SELECT pg_stat_clear_snapshot()");
+            try (ResultSet rs = st.executeQuery("SELECT xact_commit FROM pg_stat_database WHERE datname = '" + database + "'")) {
+                rs.next();
+                return rs.getLong(1);
+            }
+        }
+    }
+
+    void reset() throws SQLException {
+        execute("TRUNCATE " + TABLE);
+    }
+
+    /**
+     * Inserts {@code rows} pending events over {@code aggregates} aggregates in one statement (about 230-byte
+     * JSON payloads, one header), interleaved so that consecutive rows belong to different aggregates.
+     */
+    void fill(int rows, int aggregates) throws SQLException {
+        execute("INSERT INTO " + TABLE + " (event_id, aggregate_type, aggregate_id, event_type, payload, headers)"
+                + " SELECT gen_random_uuid(), 'order', 'agg-' || (g % " + aggregates + "), 'BenchEvent',"
+                + " convert_to('{\"n\":' || g || ',\"pad\":\"' || repeat('x', 200) || '\"}', 'UTF8'),"
+                + " '{\"bench\":\"drain\"}'::jsonb"
+                + " FROM generate_series(1, " + rows + ") g");
+        execute("ANALYZE " + TABLE);
+    }
+
+    long count(String condition) throws SQLException {
+        return Long.parseLong(single("SELECT count(*) FROM " + TABLE + " WHERE " + condition));
+    }
+
+    void prepareCapture() throws SQLException {
+        dropSlot();
+        execute("DROP PUBLICATION IF EXISTS " + PUBLICATION);
+        execute("CREATE PUBLICATION " + PUBLICATION + " FOR TABLE public." + TABLE);
+        execute("DELETE FROM queuebox_capture_state");
+    }
+
+    /** A slot nobody reads holds WAL for ever: the bench never leaves one behind. */
+    void dropSlot() throws SQLException {
+        try (Connection c = DriverManager.getConnection(url("postgres")); Statement st = c.createStatement()) {
+            for (int i = 0; i < 50; i++) {
+                try (ResultSet rs = st.executeQuery("SELECT active_pid FROM pg_replication_slots WHERE slot_name = '" + SLOT + "'")) {
+                    if (!rs.next()) {
+                        return;
+                    }
+                    if (rs.getObject(1) == null) {
+                        st.execute("SELECT pg_drop_replication_slot('" + SLOT + "')");
+                        return;
+                    }
+                }
+                try {
+                    Thread.sleep(200);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+            st.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '" + SLOT + "'");
+        }
+    }
+
+    void execute(String sql) throws SQLException {
+        try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
+            st.execute(sql);
+        }
+    }
+
+    private String single(String sql) throws SQLException {
+        try (Connection c = pool.getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(sql)) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
+    @Override
+    public void close() {
+        pool.close();
+    }
+
+    static DataSource countingDataSource(DataSource target, AtomicLong counter) {
+        return proxy(DataSource.class, target, (result, method) -> result instanceof Connection connection
+                ? proxy(Connection.class, connection, (inner, m) -> inner instanceof Statement statement
+                        ? proxyStatement(statement, counter) : inner)
+                : result);
+    }
+
+    private static Object proxyStatement(Statement statement, AtomicLong counter) {
+        Class<?> type = statement instanceof java.sql.PreparedStatement ? java.sql.PreparedStatement.class : Statement.class;
+        if (statement instanceof java.sql.CallableStatement) {
+            type = java.sql.CallableStatement.class;
+        }
+        return Proxy.newProxyInstance(BenchDatabase.class.getClassLoader(), new Class<?>[] {type}, (p, method, args) -> {
+            if (EXECUTING.contains(method.getName())) {
+                counter.incrementAndGet();
+            }
+            if (method.getName().equals("unwrap") || method.getName().equals("isWrapperFor")) {
+                return invoke(method, statement, args);
+            }
+            return invoke(method, statement, args);
+        });
+    }
+
+    private interface Wrap {
+        Object apply(Object result, java.lang.reflect.Method method);
+    }
+
+    private static <T> T proxy(Class<T> type, Object target, Wrap wrap) {
+        InvocationHandler handler = (p, method, args) -> wrap.apply(invoke(method, target, args), method);
+        return type.cast(Proxy.newProxyInstance(BenchDatabase.class.getClassLoader(), new Class<?>[] {type}, handler));
+    }
+
+    private static Object invoke(java.lang.reflect.Method method, Object target, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
+    }
+}

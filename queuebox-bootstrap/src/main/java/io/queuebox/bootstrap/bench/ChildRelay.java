@@ -1,0 +1,193 @@
+package io.queuebox.bootstrap.bench;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import io.queuebox.ports.MessagePublisher;
+import io.queuebox.postgres.PostgresOutbox;
+import io.queuebox.postgres.PostgresOutboxSettings;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
+import java.lang.management.MemoryPoolMXBean;
+import java.lang.management.MemoryType;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A relay in a JVM of its own, for the backlog-memory and scale-out workloads. It talks to its parent over
+ * standard streams: it prints {@code READY}, starts delivering on {@code GO}, stops when it delivered
+ * {@code stopAfter} rows (0: never) or reads {@code STOP}, and prints {@code RESULT <json>}.
+ *
+ * <p>Arguments: jdbcUrl broker rabbitUri kafkaBootstrap workers batch ordered stopAfter.
+ */
+final class ChildRelay {
+
+    private ChildRelay() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        String jdbcUrl = args[0];
+        String broker = args[1];
+        int workers = Integer.parseInt(args[4]);
+        int batch = Integer.parseInt(args[5]);
+        boolean ordered = Boolean.parseBoolean(args[6]);
+        long stopAfter = Long.parseLong(args[7]);
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(jdbcUrl);
+        config.setMaximumPoolSize(workers + 2);
+        config.setPoolName("bench-child");
+        BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
+        Map<String, Object> result = new LinkedHashMap<>();
+        try (HikariDataSource pool = new HikariDataSource(config);
+             MessagePublisher publisher = broker.equals("none") ? Relay.NO_OP
+                     : Brokers.relayPublisher(broker, args[2], args[3])) {
+            Relay relay = new Relay(PostgresOutbox.store(pool, PostgresOutboxSettings.defaults()), publisher,
+                    Relay.settings(ordered, workers, batch, Duration.ofMillis(100)), List.of());
+            System.out.println("READY");
+            System.out.flush();
+            if (!"GO".equals(in.readLine())) {
+                return;
+            }
+            Sampler sampler = new Sampler(relay, stopAfter);
+            Thread samplerThread = new Thread(sampler, "bench-memory-sampler");
+            samplerThread.setDaemon(true);
+            samplerThread.start();
+            long start = System.nanoTime();
+            relay.start();
+            if (stopAfter > 0) {
+                relay.awaitDelivered(stopAfter, Duration.ofMinutes(30));
+            } else {
+                in.readLine();
+            }
+            double seconds = Brokers.seconds(start);
+            relay.close();
+            sampler.stop();
+            samplerThread.join();
+            result.put("delivered", relay.delivered.get());
+            result.put("failures", relay.failures.get());
+            result.put("lastError", relay.lastError.get());
+            result.put("seconds", Latency.round(seconds, 2));
+            result.putAll(sampler.summary());
+        }
+        System.out.println("RESULT " + new ObjectMapper().writeValueAsString(result));
+        System.out.flush();
+        System.exit(0);
+    }
+
+    /** Heap every 50 ms; the heap after collection (the live set) at each tenth of the work. */
+    private static final class Sampler implements Runnable {
+        private final Relay relay;
+        private final long rows;
+        private volatile boolean stopped;
+        private long peakHeapUsed;
+        private long peakLiveAfterGc;
+        private final List<Map<String, Object>> curve = new ArrayList<>();
+
+        private volatile long lastLiveAfterGc;
+
+        Sampler(Relay relay, long rows) {
+            this.relay = relay;
+            this.rows = rows;
+            // The live set: the heap right after each collection, summed over the heap pools.
+            for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+                if (gc instanceof javax.management.NotificationEmitter emitter) {
+                    emitter.addNotificationListener((notification, handback) -> {
+                        if (!com.sun.management.GarbageCollectionNotificationInfo.GARBAGE_COLLECTION_NOTIFICATION
+                                .equals(notification.getType())) {
+                            return;
+                        }
+                        var info = com.sun.management.GarbageCollectionNotificationInfo.from(
+                                (javax.management.openmbean.CompositeData) notification.getUserData());
+                        long after = 0;
+                        for (var entry : info.getGcInfo().getMemoryUsageAfterGc().entrySet()) {
+                            if (HEAP_POOLS.contains(entry.getKey())) {
+                                after += entry.getValue().getUsed();
+                            }
+                        }
+                        lastLiveAfterGc = after;
+                        synchronized (this) {
+                            peakLiveAfterGc = Math.max(peakLiveAfterGc, after);
+                        }
+                    }, null, null);
+                }
+            }
+        }
+
+        private static final java.util.Set<String> HEAP_POOLS = heapPools();
+
+        private static java.util.Set<String> heapPools() {
+            java.util.Set<String> names = new java.util.HashSet<>();
+            for (MemoryPoolMXBean pool : ManagementFactory.getMemoryPoolMXBeans()) {
+                if (pool.getType() == MemoryType.HEAP) {
+                    names.add(pool.getName());
+                }
+            }
+            return names;
+        }
+
+        void stop() {
+            stopped = true;
+        }
+
+        @Override
+        public void run() {
+            int nextTenth = 0;
+            while (!stopped) {
+                long used = ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed();
+                peakHeapUsed = Math.max(peakHeapUsed, used);
+                long live = lastLiveAfterGc;
+                if (rows > 0 && relay.delivered.get() >= rows * nextTenth / 10) {
+                    Map<String, Object> point = new LinkedHashMap<>();
+                    point.put("delivered", relay.delivered.get());
+                    point.put("heapUsedMiB", mib(used));
+                    point.put("heapAfterLastGcMiB", mib(live));
+                    curve.add(point);
+                    nextTenth++;
+                }
+                try {
+                    Thread.sleep(50);
+                } catch (InterruptedException e) {
+                    return;
+                }
+            }
+        }
+
+
+        Map<String, Object> summary() throws Exception {
+            Map<String, Object> summary = new LinkedHashMap<>();
+            summary.put("maxHeapMiB", mib(Runtime.getRuntime().maxMemory()));
+            summary.put("peakHeapUsedMiB", mib(peakHeapUsed));
+            synchronized (this) {
+                summary.put("peakHeapAfterGcMiB", mib(peakLiveAfterGc));
+            }
+            long count = 0;
+            long time = 0;
+            for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+                count += gc.getCollectionCount();
+                time += gc.getCollectionTime();
+            }
+            summary.put("gcCount", count);
+            summary.put("gcMillis", time);
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmHWM:") || line.startsWith("VmRSS:")) {
+                    String[] parts = line.split("\\s+");
+                    summary.put(line.startsWith("VmHWM") ? "rssPeakMiB" : "rssMiB", Long.parseLong(parts[1]) / 1024);
+                }
+            }
+            summary.put("curve", curve);
+            return summary;
+        }
+
+        private static double mib(long bytes) {
+            return Latency.round(bytes / 1048576.0, 1);
+        }
+    }
+}
