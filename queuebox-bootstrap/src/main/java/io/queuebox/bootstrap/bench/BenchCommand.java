@@ -98,6 +98,8 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         BenchDatabase.validateName(pgDatabase);
+        // The figures go to standard output; the services' own INFO logs (the in-process broker's) would bury them.
+        io.queuebox.bootstrap.internal.Logging.configure("text", "WARN");
         if (smoke) {
             rows = 2000;
             rates = new int[] {200};
