@@ -86,9 +86,14 @@ class RelayCaptureTest {
                     http.send(HttpRequest.newBuilder(ready).build(), HttpResponse.BodyHandlers.ofString()).body())
                     .contains("\"outbox-capture\":{\"status\":\"UP\",\"advisory\":true"));
 
-            // Rows committed before the connector streams are found by the reconciliation, not by capture.
-            await().atMost(Duration.ofSeconds(60)).until(() -> database.count("pg_replication_slots",
-                    "slot_name = '" + SLOT + "' AND active") == 1);
+            // Rows committed before the connector streams are found by the wake-up at stream start, not by
+            // capture itself: write probes until capture has seen one, then measure with fresh rows.
+            URI metricsUri = URI.create("http://127.0.0.1:" + relay.httpPort() + "/metrics");
+            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(500)).until(() -> {
+                database.writeEvents(1);
+                return http.send(HttpRequest.newBuilder(metricsUri).build(), HttpResponse.BodyHandlers.ofString())
+                        .body().matches("(?s).*queuebox_capture_wake_events_total [1-9].*");
+            });
             List<OutboxEvent> events = database.writeEvents(3);
 
             await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(rabbit.drain())
