@@ -4,9 +4,9 @@
 # docs/performance.md. Arguments are passed to `queuebox bench` (try --help, --smoke, --only drain).
 #
 # The bench runs from the Maven test classpath of queuebox-bootstrap rather than from the shaded jar:
-# that classpath carries the Kafka server classes (kafka_2.13, kafka-server, kafka-test-common-runtime)
-# and adapter-kafka's InProcessKafka, so the bench can start a Kafka broker in-process. The shaded jar
-# does not ship them; `java -jar queuebox.jar bench --kafka-bootstrap host:port` (or --no-kafka) works there.
+# that classpath carries adapter-kafka's InProcessKafka (its test-jar), so the bench can start a Kafka
+# broker in-process. From the jar, `java -jar queuebox.jar bench --kafka-bootstrap host:port` (or
+# --no-kafka) works.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 classpath_file=queuebox-bootstrap/target/bench-classpath.txt
