@@ -166,11 +166,12 @@ public final class CaptureSupervisor implements WakeSource {
                     }
                 }
             }
+            boolean restart = false;
             while (true) {
                 Instant attemptStart = clock.instant();
                 Throwable failure;
                 try {
-                    Optional<Throwable> stopped = runConnector(identity.get(), delivery);
+                    Optional<Throwable> stopped = runConnector(identity.get(), delivery, restart);
                     if (stopped.isEmpty()) {
                         return; // closed, or a fault
                     }
@@ -179,6 +180,7 @@ public final class CaptureSupervisor implements WakeSource {
                     stopConnector();
                     failure = startError;
                 }
+                restart = true;
                 backoff = backoff.failedAfter(Duration.between(attemptStart, clock.instant()));
                 if (!retryAfter(identity.get(), failure, backoff, delivery)) {
                     return;
@@ -235,23 +237,12 @@ public final class CaptureSupervisor implements WakeSource {
         return Optional.of(identity);
     }
 
-    /** Runs one connector until it fails (its error), or until close or a fault (empty). */
-    private Optional<Throwable> runConnector(CaptureIdentity identity, WakeListener delivery) {
-        CaptureLock.Held owner = currentLock();
-        if (owner == null || !owner.isHeld()) {
-            fault(FaultReason.OWNERSHIP_LOST, identity, "the database session holding the lock of identity "
-                    + identity + " was lost; restart QueueBox to take ownership again");
-            return Optional.empty();
-        }
-        CaptureSourceReport report = inspector.inspect(settings);
-        if (!report.slotExists() && directory.hasOffsets()) {
-            // Starting now would let the connector create a new slot and silently skip the gap.
-            fault(FaultReason.SLOT_MISSING, identity, "the replication slot '" + settings.fingerprint().slot()
-                    + "' is missing, but the state directory holds offsets of identity " + identity);
-            return Optional.empty();
-        }
-        if (!report.ready()) {
-            fault(FaultReason.SOURCE_NOT_READY, identity, String.join(" ", report.problems()));
+    /**
+     * Runs one connector until it fails (its error), or until close or a fault (empty). Reconciliation has
+     * just checked the lock and the source before the first run; a restart checks them again.
+     */
+    private Optional<Throwable> runConnector(CaptureIdentity identity, WakeListener delivery, boolean restart) {
+        if (restart && !sourceStillValid(identity)) {
             return Optional.empty();
         }
         CaptureConnector started = connectors.create(settings, identity);
@@ -292,6 +283,28 @@ public final class CaptureSupervisor implements WakeSource {
             return Optional.empty();
         }
         return Optional.of(failure);
+    }
+
+    /** The lock still held and the slot and source still there; otherwise reports the fault. */
+    private boolean sourceStillValid(CaptureIdentity identity) {
+        CaptureLock.Held owner = currentLock();
+        if (owner == null || !owner.isHeld()) {
+            fault(FaultReason.OWNERSHIP_LOST, identity, "the database session holding the lock of identity "
+                    + identity + " was lost; restart QueueBox to take ownership again");
+            return false;
+        }
+        CaptureSourceReport report = inspector.inspect(settings);
+        if (!report.slotExists() && directory.hasOffsets()) {
+            // Starting now would let the connector create a new slot and silently skip the gap.
+            fault(FaultReason.SLOT_MISSING, identity, "the replication slot '" + settings.fingerprint().slot()
+                    + "' is missing, but the state directory holds offsets of identity " + identity);
+            return false;
+        }
+        if (!report.ready()) {
+            fault(FaultReason.SOURCE_NOT_READY, identity, String.join(" ", report.problems()));
+            return false;
+        }
+        return true;
     }
 
     private void retrying(CaptureIdentity identity, Throwable error, CaptureRestartBackoff backoff) {
