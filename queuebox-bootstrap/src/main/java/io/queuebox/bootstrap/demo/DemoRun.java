@@ -6,6 +6,8 @@ import io.queuebox.bootstrap.internal.Logging;
 import io.queuebox.bootstrap.internal.Migrations;
 import io.queuebox.bootstrap.internal.Relay;
 import io.queuebox.ports.OutboxEvent;
+import io.queuebox.ports.OutboxStore;
+import io.queuebox.ports.OutboxWriter;
 import io.queuebox.postgres.PostgresOutbox;
 import io.queuebox.postgres.PostgresOutboxSettings;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
@@ -60,7 +62,9 @@ final class DemoRun implements AutoCloseable {
     private final AtomicLong written = new AtomicLong();
     private final AtomicLong delivered = new AtomicLong();
     private final long startNanos = System.nanoTime();
+    private final OutboxWriter<Connection> outbox = PostgresOutbox.jdbcWriter(PostgresOutboxSettings.defaults());
     private DataSource database;
+    private OutboxStore store;
     private Connection writerConnection;
     private Relay relay;
 
@@ -108,6 +112,7 @@ final class DemoRun implements AutoCloseable {
         }
         resources.add(postgres);
         database = postgres.getPostgresDatabase();
+        store = PostgresOutbox.store(database, PostgresOutboxSettings.defaults());
         say("PostgreSQL (embedded, wal_level=logical) on port %d, started in %d ms", postgres.getPort(), millisSince(t));
         EmbeddedKafka kafka = kafkaStarting.join();
         resources.add(kafka);
@@ -182,7 +187,7 @@ final class DemoRun implements AutoCloseable {
                 insert.setObject(1, orderId);
                 insert.executeUpdate();
             }
-            PostgresOutbox.jdbcWriter(PostgresOutboxSettings.defaults()).enqueue(c, event);
+            outbox.enqueue(c, event);
             c.commit();
             committedAtNanos.put(event.eventId(), System.nanoTime());
             written.incrementAndGet();
@@ -252,7 +257,7 @@ final class DemoRun implements AutoCloseable {
         Collections.sort(window);
         long backlog;
         try {
-            backlog = PostgresOutbox.store(database, PostgresOutboxSettings.defaults()).stats().pending();
+            backlog = store.stats().pending();
         } catch (RuntimeException e) {
             backlog = -1;
         }
