@@ -3,8 +3,8 @@ package io.queuebox.capture;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
-import com.tngtech.archunit.lang.ArchRule;
-import io.queuebox.testkit.architecture.QueueBoxArchitecture;
+import com.tngtech.archunit.junit.ArchTests;
+import io.queuebox.testkit.architecture.AdapterModuleRules;
 
 /**
  * The module rules of ARCHITECTURE.md on this adapter's main classes. The rules allow an empty module; the
@@ -14,16 +14,5 @@ import io.queuebox.testkit.architecture.QueueBoxArchitecture;
 class ArchitectureTest {
 
     @ArchTest
-    static final ArchRule adapters_do_not_depend_on_the_domain = QueueBoxArchitecture.adapters_do_not_depend_on_the_domain;
-
-    @ArchTest
-    static final ArchRule adapters_do_not_depend_on_each_other = QueueBoxArchitecture.adapters_do_not_depend_on_each_other;
-
-    @ArchTest
-    static final ArchRule adapters_do_not_depend_on_the_bootstrap =
-            QueueBoxArchitecture.adapters_do_not_depend_on_the_bootstrap;
-
-    @ArchTest
-    static final ArchRule only_the_bootstrap_reads_environment_variables_and_system_properties =
-            QueueBoxArchitecture.only_the_bootstrap_reads_environment_variables_and_system_properties;
+    static final ArchTests rules = ArchTests.in(AdapterModuleRules.class);
 }

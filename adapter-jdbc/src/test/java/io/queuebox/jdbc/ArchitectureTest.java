@@ -3,7 +3,9 @@ package io.queuebox.jdbc;
 import com.tngtech.archunit.core.importer.ImportOption;
 import com.tngtech.archunit.junit.AnalyzeClasses;
 import com.tngtech.archunit.junit.ArchTest;
+import com.tngtech.archunit.junit.ArchTests;
 import com.tngtech.archunit.lang.ArchRule;
+import io.queuebox.testkit.architecture.AdapterModuleRules;
 import io.queuebox.testkit.architecture.QueueBoxArchitecture;
 
 /**
@@ -14,19 +16,8 @@ import io.queuebox.testkit.architecture.QueueBoxArchitecture;
 class ArchitectureTest {
 
     @ArchTest
-    static final ArchRule adapters_do_not_depend_on_the_domain = QueueBoxArchitecture.adapters_do_not_depend_on_the_domain;
-
-    @ArchTest
-    static final ArchRule adapters_do_not_depend_on_each_other = QueueBoxArchitecture.adapters_do_not_depend_on_each_other;
-
-    @ArchTest
-    static final ArchRule adapters_do_not_depend_on_the_bootstrap =
-            QueueBoxArchitecture.adapters_do_not_depend_on_the_bootstrap;
+    static final ArchTests rules = ArchTests.in(AdapterModuleRules.class);
 
     @ArchTest
     static final ArchRule adapter_support_depends_on_no_adapter = QueueBoxArchitecture.adapter_support_depends_on_no_adapter;
-
-    @ArchTest
-    static final ArchRule only_the_bootstrap_reads_environment_variables_and_system_properties =
-            QueueBoxArchitecture.only_the_bootstrap_reads_environment_variables_and_system_properties;
 }
