@@ -51,8 +51,9 @@ import java.util.random.RandomGenerator;
  *
  * <h2>Errors</h2>
  * A store or publisher exception is reported through {@link DeliveryListener#onError} and never stops
- * the engine. A publish exception counts as a retriable failure of every row of the batch; after any
- * error the worker pauses for {@code min(wakeInterval, 1 s)} before it claims again. An update that
+ * the engine. A publish exception counts as a retriable failure of every row of the batch; rows the
+ * publisher answered {@link PublishOutcome.NotAttempted} are released uncharged. After any error, and
+ * after a batch with nothing acked and a row not attempted (the broker is likely down), the worker pauses for {@code min(wakeInterval, 1 s)} before it claims again. An update that
  * touches fewer rows than planned (the lease expired and another claimer took the rows) is reported
  * through {@link DeliveryListener#onLeaseLost}.
  *
@@ -351,10 +352,29 @@ public final class DeliveryEngine implements AutoCloseable {
         OutcomePlan plan = OutcomePlan.plan(batch.deliveries(), outcomes, settings.ordering(),
                 settings.retryPolicy(), random);
         failed |= !record(batch, plan, flight);
+        failed |= looksLikeAnOutage(outcomes);
         if (failed) {
             return Cycle.FAILED;
         }
         return batch.size() >= settings.batchSize() ? Cycle.FULL : Cycle.PARTIAL;
+    }
+
+    /**
+     * Nothing acked and something never sent: the broker is likely down. Those rows are due again at once,
+     * so the worker pauses instead of claiming them in a busy loop.
+     */
+    private static boolean looksLikeAnOutage(List<PublishOutcome> outcomes) {
+        if (outcomes == null) {
+            return false;
+        }
+        boolean notAttempted = false;
+        for (PublishOutcome outcome : outcomes) {
+            if (outcome instanceof PublishOutcome.Acked) {
+                return false;
+            }
+            notAttempted |= outcome instanceof PublishOutcome.NotAttempted;
+        }
+        return notAttempted;
     }
 
     /** Writes the plan; false when a write failed. */

@@ -27,6 +27,10 @@ import java.util.random.RandomGenerator;
  * at-least-once allows), so a retry never overtakes a later event. With {@link Ordering#NONE} each row
  * stands alone.
  *
+ * <p>A row answered {@link PublishOutcome.NotAttempted} never reached the broker: it is released, not
+ * charged an attempt, and (with per-aggregate ordering) holds back the later rows of its aggregate like a
+ * failure does.
+ *
  * <p>Outcomes are matched to deliveries by event id. A delivery without an outcome (the publisher
  * returned too few, or outcomes for unknown ids) counts as a retriable failure
  * {@value #NO_OUTCOME}.
@@ -92,6 +96,10 @@ public record OutcomePlan(List<UUID> sent, List<Reschedule> reschedules, List<Pa
                 continue;
             }
             failed.add(delivery.aggregate());
+            if (outcome instanceof PublishOutcome.NotAttempted) {
+                released.add(delivery.eventId());
+                continue;
+            }
             boolean permanent = outcome instanceof PublishOutcome.PermanentFailure;
             RetryPolicy.Decision decision = policy.decide(delivery.attempts() + 1, permanent, reasonOf(outcome),
                     random);

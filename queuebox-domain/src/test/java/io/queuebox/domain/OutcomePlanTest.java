@@ -71,6 +71,34 @@ class OutcomePlanTest {
     }
 
     @Test
+    void aRowThatWasNeverAttemptedIsReleasedUnchargedAndHoldsBackItsAggregate() {
+        ClaimedDelivery a1 = aDelivery(1, A, 2);
+        ClaimedDelivery b1 = aDelivery(2, B);
+        ClaimedDelivery a2 = aDelivery(3, A);
+
+        OutcomePlan plan = plan(List.of(a1, b1, a2),
+                List.of(PublishOutcome.notAttempted(a1.eventId(), "no channel"), acked(b1), acked(a2)),
+                Ordering.PER_AGGREGATE);
+
+        assertThat(plan.released()).containsExactly(id(a1), id(a2));
+        assertThat(plan.sent()).containsExactly(id(b1));
+        assertThat(plan.reschedules()).as("no attempt is charged, so no backoff either").isEmpty();
+        assertThat(plan.parks()).as("at the attempt limit, an outage still parks nothing").isEmpty();
+    }
+
+    @Test
+    void withoutOrderingARowThatWasNeverAttemptedIsReleasedAlone() {
+        ClaimedDelivery a1 = aDelivery(1, A);
+        ClaimedDelivery a2 = aDelivery(2, A);
+
+        OutcomePlan plan = plan(List.of(a1, a2),
+                List.of(PublishOutcome.notAttempted(a1.eventId(), "publisher stopped"), acked(a2)), Ordering.NONE);
+
+        assertThat(plan.released()).containsExactly(id(a1));
+        assertThat(plan.sent()).containsExactly(id(a2));
+    }
+
+    @Test
     void withoutOrderingEachRowStandsAlone() {
         ClaimedDelivery a1 = aDelivery(1, A);
         ClaimedDelivery a2 = aDelivery(2, A);

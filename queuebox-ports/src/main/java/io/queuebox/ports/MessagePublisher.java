@@ -16,9 +16,14 @@ import java.util.List;
  *       by event id.</li>
  *   <li>Order per aggregate: messages of one aggregate reach the broker in input order, and once one of
  *       them fails, no later message of that aggregate in the same call reaches the broker; those are
- *       answered {@link PublishOutcome.RetriableFailure} ("not attempted"). A retry therefore never
- *       overtakes a later event. Messages of different aggregates may be sent in parallel.</li>
- *   <li>An unreachable broker gives retriable failures within the adapter's timeout, never a hang.</li>
+ *       answered {@link PublishOutcome.NotAttempted}. A retry therefore never overtakes a later event.
+ *       Messages of different aggregates may be sent in parallel.</li>
+ *   <li>A message that certainly never reached the broker (no connection, publisher stopped, broker known
+ *       to be down) is {@link PublishOutcome.NotAttempted}: it is not charged an attempt, so an outage never
+ *       parks healthy events. A failure of one destination (a missing topic, an unroutable exchange) never
+ *       changes the outcome of messages to other destinations.</li>
+ *   <li>One call returns within the adapter's publish timeout, whatever the number of messages and
+ *       aggregates in the batch, and never hangs on an unreachable or blocked broker.</li>
  *   <li>The engine calls {@link #publish} from several worker threads at once; implementations are
  *       thread-safe.</li>
  *   <li>After {@link #close()}, {@link #publish} throws {@link IllegalStateException}. Close is

@@ -38,6 +38,7 @@ public final class DeliveryMetrics implements DeliveryListener {
     private final Counter delivered;
     private final Counter failedRetriable;
     private final Counter failedPermanent;
+    private final Counter notAttempted;
     private final Counter retried;
     private final Counter parked;
     private final Counter leaseLost;
@@ -52,6 +53,7 @@ public final class DeliveryMetrics implements DeliveryListener {
                 .baseUnit("events").register(registry);
         failedRetriable = failed("retriable");
         failedPermanent = failed("permanent");
+        notAttempted = failed("not_attempted");
         retried = Counter.builder(RETRIED).description("Events sent back with backoff").baseUnit("events").register(registry);
         parked = Counter.builder(PARKED).description("Events parked for an operator").baseUnit("events").register(registry);
         leaseLost = Counter.builder(LEASE_LOST)
@@ -72,7 +74,7 @@ public final class DeliveryMetrics implements DeliveryListener {
     }
 
     private Counter failed(String reason) {
-        return Counter.builder(FAILED).description("Publish failures by kind (retriable or permanent)")
+        return Counter.builder(FAILED).description("Publish failures by kind (retriable, permanent, or not_attempted: never sent, not charged)")
                 .tag("reason", reason).baseUnit("events").register(registry);
     }
 
@@ -98,6 +100,8 @@ public final class DeliveryMetrics implements DeliveryListener {
                 failedRetriable.increment();
             } else if (outcome instanceof PublishOutcome.PermanentFailure) {
                 failedPermanent.increment();
+            } else if (outcome instanceof PublishOutcome.NotAttempted) {
+                notAttempted.increment();
             }
         }
     }

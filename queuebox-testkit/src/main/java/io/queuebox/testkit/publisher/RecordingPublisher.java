@@ -106,7 +106,7 @@ public final class RecordingPublisher implements MessagePublisher {
         for (ClaimedDelivery delivery : batch) {
             UUID failedBefore = failedAggregates.get(delivery.aggregate());
             if (failedBefore != null) {
-                outcomes.add(PublishOutcome.retriable(delivery.eventId(),
+                outcomes.add(PublishOutcome.notAttempted(delivery.eventId(),
                         "not attempted: an earlier event of aggregate " + delivery.aggregate() + " failed"));
                 continue;
             }
@@ -209,6 +209,7 @@ public final class RecordingPublisher implements MessagePublisher {
             }
             case RETRIABLE -> PublishOutcome.retriable(delivery.eventId(), reaction.reason);
             case PERMANENT -> PublishOutcome.permanent(delivery.eventId(), reaction.reason);
+            case NOT_ATTEMPTED -> PublishOutcome.notAttempted(delivery.eventId(), reaction.reason);
         };
     }
 
@@ -219,7 +220,7 @@ public final class RecordingPublisher implements MessagePublisher {
     }
 
     private record Reaction(Kind kind, String reason) {
-        enum Kind { ACK, RETRIABLE, PERMANENT }
+        enum Kind { ACK, RETRIABLE, PERMANENT, NOT_ATTEMPTED }
 
         static final Reaction ACK = new Reaction(Kind.ACK, "");
 
@@ -230,6 +231,10 @@ public final class RecordingPublisher implements MessagePublisher {
         static Reaction permanent(String reason) {
             return new Reaction(Kind.PERMANENT, Objects.requireNonNull(reason, "reason"));
         }
+
+        static Reaction notAttempted(String reason) {
+            return new Reaction(Kind.NOT_ATTEMPTED, Objects.requireNonNull(reason, "reason"));
+        }
     }
 
     private record Rule(Predicate<ClaimedDelivery> condition, Reaction reaction, Duration delay,
@@ -239,7 +244,7 @@ public final class RecordingPublisher implements MessagePublisher {
         }
     }
 
-    /** What happens to the matching messages; ends with one of {@link #ack()}, {@link #failRetriably}, {@link #failPermanently}. */
+    /** What happens to the matching messages; ends with one of {@link #ack()}, {@link #failRetriably}, {@link #failPermanently}, {@link #skip}. */
     public final class Script {
         private final Predicate<ClaimedDelivery> condition;
         private int times = Integer.MAX_VALUE;
@@ -278,6 +283,11 @@ public final class RecordingPublisher implements MessagePublisher {
 
         public RecordingPublisher failPermanently(String reason) {
             return add(Reaction.permanent(reason));
+        }
+
+        /** Answers {@link PublishOutcome.NotAttempted}, as a publisher does while its broker is down. */
+        public RecordingPublisher skip(String reason) {
+            return add(Reaction.notAttempted(reason));
         }
 
         private RecordingPublisher add(Reaction reaction) {
