@@ -71,9 +71,12 @@ public final class QueueBox implements AutoCloseable {
         return engine.isRunning();
     }
 
-    /** The liveness answer: up while the engine runs. */
+    /**
+     * The liveness and delivery-readiness answer: up while the engine runs with every one of its threads;
+     * down, with the thread and the reason, when one ended (delivery may have stalled: restart the relay).
+     */
     public Health liveness() {
-        return engine.isRunning() ? Health.up("delivery engine running") : Health.down("delivery engine stopped");
+        return engine.health();
     }
 
     /** The publisher's health, for readiness. */
@@ -82,8 +85,9 @@ public final class QueueBox implements AutoCloseable {
     }
 
     /**
-     * Stops claiming, lets in-flight publishes finish until {@code deadline}, then releases the leases still
-     * held. Does not close the data source or the publisher.
+     * Stops claiming and lets in-flight publishes finish until {@code deadline}; a batch still publishing
+     * after it keeps its lease until the lease lapses, so no other relay sends it meanwhile. Does not close
+     * the data source or the publisher.
      *
      * @return whether everything finished within the deadline
      */

@@ -4,6 +4,7 @@ import io.queuebox.ports.ClaimBatch;
 import io.queuebox.ports.ClaimRequest;
 import io.queuebox.ports.ClaimedDelivery;
 import io.queuebox.ports.DeliveryListener;
+import io.queuebox.ports.Health;
 import io.queuebox.ports.LeaseToken;
 import io.queuebox.ports.MessagePublisher;
 import io.queuebox.ports.OutboxStore;
@@ -18,9 +19,11 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
@@ -51,7 +54,7 @@ import java.util.random.RandomGenerator;
  *
  * <h2>Errors</h2>
  * A store or publisher exception is reported through {@link DeliveryListener#onError} and never stops
- * the engine. A publish exception counts as a retriable failure of every row of the batch; rows the
+ * the engine. A publish exception (or {@link Error}) counts as a retriable failure of every row of the batch; rows the
  * publisher answered {@link PublishOutcome.NotAttempted} are released uncharged. After any error, and
  * after a batch with nothing acked and a row not attempted (the broker is likely down), the worker pauses for {@code min(wakeInterval, 1 s)} before it claims again. An update that
  * touches fewer rows than planned (the lease expired and another claimer took the rows) is reported
@@ -64,9 +67,18 @@ import java.util.random.RandomGenerator;
  *
  * <h2>Shutdown</h2>
  * {@link #stop(Duration)} stops claiming, wakes every thread, and lets in-flight publishes finish and
- * record their outcomes until the deadline; after the deadline it releases the leases of the batches
- * still in flight (their late outcomes are then discarded), and closes the wake sources. It never closes
- * the store or the publisher: their owner does, after the engine stopped.
+ * record their outcomes until the deadline. After the deadline it stops renewing leases but never releases
+ * the lease of a batch whose publish is still running: the publisher might still send it, and a released
+ * row could be claimed and sent by another relay at the same time. Such a batch keeps its lease until the
+ * lease lapses (or until its worker, once the publish returns, records the outcome). Wake sources are
+ * closed; the store and the publisher are not: their owner does that, after the engine stopped.
+ *
+ * <h2>Threads that fail</h2>
+ * A worker, the lease renewer and the housekeeping thread survive anything a cycle throws, {@link Error}s
+ * included (a {@code LinkageError} from an adapter, an {@code AssertionError}): it is reported through
+ * {@link DeliveryListener#onError} with the step {@code "worker"}, {@code "renewer"} or
+ * {@code "housekeeping"}, and the thread pauses as after any error and carries on. A thread that ends
+ * anyway makes {@link #health()} DOWN with its name and the reason.
  *
  * <h2>Time</h2>
  * Instants (retry due times, lease expiry, elapsed times) come from the injected {@link Clock}; waiting
@@ -94,6 +106,7 @@ public final class DeliveryEngine implements AutoCloseable {
     private final WakeSignal renewerSignal = new WakeSignal();
     private final Deadlines deadlines;
     private final Map<LeaseToken, InFlightBatch> inFlight = new ConcurrentHashMap<>();
+    private final Map<String, String> deadThreads = new ConcurrentHashMap<>();
     private final List<Thread> threads = new ArrayList<>();
     private volatile CountDownLatch finished;
     private Thread renewer;
@@ -181,8 +194,8 @@ public final class DeliveryEngine implements AutoCloseable {
 
     /**
      * Stops the engine: no new claims; in-flight publishes may finish and record their outcomes until
-     * {@code deadline}; after it, the leases of batches still in flight are released. Wake sources are
-     * closed; the store and the publisher are not. Idempotent.
+     * {@code deadline}; after it, leases are no longer renewed, and batches still publishing keep theirs
+     * until it lapses. Wake sources are closed; the store and the publisher are not. Idempotent.
      *
      * @return whether every worker and the housekeeping thread finished within the deadline
      */
@@ -196,13 +209,7 @@ public final class DeliveryEngine implements AutoCloseable {
         }
         signal.shutdown();
         boolean inTime = awaitFinished(deadline);
-        if (!inTime) {
-            for (InFlightBatch batch : inFlight.values()) {
-                if (batch.settle()) {
-                    release(batch.lease(), batch.eventIds());
-                }
-            }
-        }
+        // Batches still publishing keep their lease until it lapses: see "Shutdown" above.
         renewerSignal.shutdown();
         for (WakeSource source : wakeSources) {
             try {
@@ -227,10 +234,30 @@ public final class DeliveryEngine implements AutoCloseable {
         }
     }
 
-    private static Thread thread(String name, Runnable body) {
+    private Thread thread(String name, Runnable body) {
         Thread thread = new Thread(body, name);
         thread.setDaemon(false);
+        thread.setUncaughtExceptionHandler((dead, error) -> {
+            deadThreads.put(dead.getName(), error.getClass().getName()
+                    + (error.getMessage() == null ? "" : ": " + error.getMessage()));
+            listener.onError("thread", error);
+        });
         return thread;
+    }
+
+    /**
+     * UP while the engine runs with every thread alive; DOWN before start, after stop, or when a thread of
+     * the engine ended unexpectedly (named, with the reason), since delivery may then have stalled.
+     */
+    public Health health() {
+        State current = state.get();
+        if (current != State.RUNNING) {
+            return Health.down("delivery engine " + current.name().toLowerCase(Locale.ROOT));
+        }
+        if (!deadThreads.isEmpty()) {
+            return Health.down("delivery engine thread ended: " + new TreeMap<>(deadThreads));
+        }
+        return Health.up("delivery engine running, " + settings.workers() + " worker(s)");
     }
 
     // ---------------------------------------------------------------- workers
@@ -245,10 +272,7 @@ public final class DeliveryEngine implements AutoCloseable {
             long seen = signal.wakes();
             WakeReason reason = null;
             while (!signal.isShutdown()) {
-                if (reason != null) {
-                    listener.onWake(reason);
-                }
-                Cycle cycle = deliverOnce();
+                Cycle cycle = deliverOnceSurviving(reason);
                 if (signal.isShutdown()) {
                     break;
                 }
@@ -301,6 +325,22 @@ public final class DeliveryEngine implements AutoCloseable {
         }
     }
 
+    /**
+     * One cycle that cannot end the worker: the store and publisher calls inside handle runtime
+     * exceptions, but an {@link Error} from an adapter would otherwise end the thread in silence.
+     */
+    private Cycle deliverOnceSurviving(WakeReason reason) {
+        try {
+            if (reason != null) {
+                listener.onWake(reason);
+            }
+            return deliverOnce();
+        } catch (Throwable e) {
+            listener.onError("worker", e);
+            return Cycle.FAILED;
+        }
+    }
+
     private Cycle deliverOnce() {
         Instant claimStart = clock.instant();
         deadlines.reachedAt(claimStart);
@@ -335,7 +375,9 @@ public final class DeliveryEngine implements AutoCloseable {
             listener.onPublished(outcomes == null ? List.of()
                             : outcomes.stream().filter(Objects::nonNull).toList(),
                     Duration.between(claimEnd, clock.instant()));
-        } catch (RuntimeException e) {
+        } catch (RuntimeException | Error e) {
+            // An Error from an adapter (a class missing from its jar) is a failed publish like any other,
+            // not a reason to leave the batch leased until its lease runs out.
             listener.onError("publish", e);
             failed = true;
             String reason = "publisher threw " + e.getClass().getSimpleName()
@@ -344,10 +386,6 @@ public final class DeliveryEngine implements AutoCloseable {
                     .map(d -> PublishOutcome.retriable(d.eventId(), reason)).toList();
         } finally {
             inFlight.remove(batch.lease());
-        }
-        if (!flight.settle()) {
-            // The shutdown deadline passed and the engine released this batch; its outcome is stale.
-            return Cycle.FAILED;
         }
         OutcomePlan plan = OutcomePlan.plan(batch.deliveries(), outcomes, settings.ordering(),
                 settings.retryPolicy(), random);
@@ -461,23 +499,36 @@ public final class DeliveryEngine implements AutoCloseable {
         Duration interval = settings.leaseRenewalInterval();
         while (!renewerSignal.isShutdown()) {
             long seen = renewerSignal.wakes();
-            Instant now = clock.instant();
-            Instant next = now.plus(interval);
-            for (InFlightBatch batch : inFlight.values()) {
-                if (batch.isSettled() || batch.owned() == 0) {
-                    continue;
-                }
-                if (!batch.nextRenewal().isAfter(now)) {
-                    renew(batch, now);
-                }
-                if (batch.nextRenewal().isBefore(next)) {
-                    next = batch.nextRenewal();
-                }
+            Instant next;
+            try {
+                next = renewDue(interval);
+            } catch (Throwable e) {
+                // An Error must not end the renewer: every lease in flight would then run out.
+                listener.onError("renewer", e);
+                next = clock.instant().plus(interval.dividedBy(4));
             }
             Duration wait = Duration.between(clock.instant(), next);
             renewerSignal.await(seen, wait.isNegative() ? Duration.ZERO : wait,
                     left -> WakeSchedule.next(left, Optional.empty(), Optional.empty(), Optional.empty(), false));
         }
+    }
+
+    /** Renews the leases that are due; answers when the next one falls due. */
+    private Instant renewDue(Duration interval) {
+        Instant now = clock.instant();
+        Instant next = now.plus(interval);
+        for (InFlightBatch batch : inFlight.values()) {
+            if (batch.owned() == 0) {
+                continue;
+            }
+            if (!batch.nextRenewal().isAfter(now)) {
+                renew(batch, now);
+            }
+            if (batch.nextRenewal().isBefore(next)) {
+                next = batch.nextRenewal();
+            }
+        }
+        return next;
     }
 
     private void renew(InFlightBatch batch, Instant now) {
@@ -515,6 +566,8 @@ public final class DeliveryEngine implements AutoCloseable {
             } while (purged >= settings.purgeBatchSize() && !signal.isShutdown());
         } catch (RuntimeException e) {
             listener.onError("purge", e);
+        } catch (Throwable e) {
+            listener.onError("housekeeping", e);
         }
     }
 

@@ -7,17 +7,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
-import java.util.concurrent.atomic.AtomicBoolean;
 
-/**
- * A claimed batch whose publish is running. Either its worker records the outcomes or, after the
- * shutdown deadline, the engine releases it: {@link #settle()} lets exactly one of them write.
- */
+/** A claimed batch whose publish is running: what the lease renewer needs to keep its lease alive. */
 final class InFlightBatch {
 
     private final ClaimBatch batch;
     private final List<UUID> eventIds;
-    private final AtomicBoolean settled = new AtomicBoolean();
     private volatile Instant nextRenewal;
     private volatile Instant leaseExpiry;
     private volatile int owned;
@@ -37,15 +32,6 @@ final class InFlightBatch {
 
     List<UUID> eventIds() {
         return eventIds;
-    }
-
-    /** True for the first caller only: that caller writes the batch's outcome. */
-    boolean settle() {
-        return settled.compareAndSet(false, true);
-    }
-
-    boolean isSettled() {
-        return settled.get();
     }
 
     Instant nextRenewal() {

@@ -8,9 +8,12 @@ import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.queuebox.ports.AggregateRef;
+import io.queuebox.ports.ClaimRequest;
 import io.queuebox.ports.DeliveryListener;
 import io.queuebox.ports.Health;
+import io.queuebox.ports.Ordering;
 import io.queuebox.ports.OutboxEvent;
+import io.queuebox.ports.ParkingPolicy;
 import io.queuebox.ports.PublishOutcome;
 import io.queuebox.ports.WakeReason;
 import io.queuebox.ports.WakeSource;
@@ -188,7 +191,7 @@ class DeliveryEngineTest {
     }
 
     @Test
-    void shutdownReleasesInFlightLeasesAfterTheDeadlineAndReturnsPromptly() {
+    void afterTheDeadlineABatchStillPublishingKeepsItsLeaseSoNoOtherRelayCanSendItMeanwhile() {
         UUID id = eventsOf(order("a"), 1).get(0).eventId();
         publisher.gate = new CountDownLatch(1);
         DeliveryEngine engine = started(settings());
@@ -198,13 +201,16 @@ class DeliveryEngineTest {
 
         assertThat(inTime).isFalse();
         assertThat(engine.isRunning()).isFalse();
-        assertThat(store.row(id).lease).isNull();
-        assertThat(store.row(id).status).isEqualTo(RowStatus.PENDING);
+        assertThat(store.row(id).lease).as("the publish may still send the row: its lease stays").isNotNull();
+        assertThat(store.claim(new ClaimRequest("second-relay", 10, Duration.ofSeconds(30), Ordering.PER_AGGREGATE,
+                ParkingPolicy.HOLD_AGGREGATE)).isEmpty())
+                .as("another relay cannot claim the row while the first one is still publishing it").isTrue();
+        assertThat(store.releaseCalls.get()).isZero();
 
         publisher.gate.countDown();
-        await().atMost(SOON).until(() -> publisher.completed.get() == 1);
-        assertThat(store.row(id).status).as("a late outcome after release is discarded").isEqualTo(RowStatus.PENDING);
-        assertThat(store.row(id).attempts).isZero();
+        await().atMost(SOON).until(() -> store.row(id).status == RowStatus.SENT);
+        assertThat(store.row(id).attempts).as("the late outcome is recorded under the lease it still holds")
+                .isZero();
     }
 
     @Test
@@ -224,6 +230,59 @@ class DeliveryEngineTest {
         assertThat(result.get()).isTrue();
         assertThat(store.row(id).status).isEqualTo(RowStatus.SENT);
         assertThat(store.releaseCalls.get()).isZero();
+    }
+
+    @Test
+    void anErrorThrownByThePublisherDoesNotKillTheWorkerAndIsReported() {
+        eventsOf(order("a"), 1);
+        publisher.erroringCalls.set(1);
+
+        DeliveryEngine engine = started(settings().workers(1));
+        await().atMost(SOON).until(() -> listener.errors.contains("publish: org/example/BrokerCodec"));
+        eventsOf(order("b"), 1);
+        engine.wake(WakeReason.CAPTURE);
+
+        awaitAllSent(2);
+        assertThat(engine.health().isUp()).as(engine.health().detail()).isTrue();
+    }
+
+    @Test
+    void anErrorThrownByTheStoreDoesNotKillTheWorkerAndIsReported() {
+        store.claimError = new NoClassDefFoundError("org/postgresql/PGStatement");
+
+        DeliveryEngine engine = started(settings().workers(1));
+        await().atMost(SOON).until(() -> listener.errors.contains("worker: org/postgresql/PGStatement"));
+        store.claimError = null;
+        eventsOf(order("b"), 1);
+        engine.wake(WakeReason.CAPTURE);
+
+        awaitAllSent(1);
+        assertThat(engine.health().isUp()).as(engine.health().detail()).isTrue();
+    }
+
+    @Test
+    void aThreadOfTheEngineThatEndsMakesItsHealthDownWithTheReason() {
+        DeliveryEngine engine = DeliveryEngine.builder().store(store).publisher(publisher)
+                .settings(settings().workers(1).build())
+                .listener(new DeliveryListener() {
+                    @Override
+                    public void onError(String step, Throwable error) {
+                        if (step.equals("worker")) {
+                            // A failure in the engine's own reporting path is the one thing a cycle cannot catch.
+                            throw new StackOverflowError("listener recursion");
+                        }
+                    }
+                })
+                .build();
+        engines.add(engine);
+        engine.start();
+        assertThat(engine.health().isUp()).isTrue();
+        eventsOf(order("a"), 1);
+        store.claimError = new NoClassDefFoundError("org/postgresql/PGStatement");
+        engine.wake(WakeReason.CAPTURE);
+
+        await().atMost(SOON).until(() -> !engine.health().isUp());
+        assertThat(engine.health().detail()).contains("queuebox-worker-1").contains("StackOverflowError");
     }
 
     @Test

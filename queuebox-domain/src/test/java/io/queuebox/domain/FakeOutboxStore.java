@@ -97,9 +97,16 @@ final class FakeOutboxStore implements OutboxStore {
         return rows.values().stream().filter(r -> r.status == status).count();
     }
 
+    /** When set, every claim throws it, as a driver missing a class does. */
+    volatile Error claimError;
+
     @Override
     public synchronized ClaimBatch claim(ClaimRequest request) {
         claimCalls.incrementAndGet();
+        Error error = claimError;
+        if (error != null) {
+            throw error;
+        }
         if (failingClaims.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
             throw new IllegalStateException("database unavailable");
         }

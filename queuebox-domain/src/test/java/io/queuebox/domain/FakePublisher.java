@@ -26,6 +26,8 @@ final class FakePublisher implements MessagePublisher {
     /** When set, publish blocks until the latch opens (or a few seconds pass). */
     volatile CountDownLatch gate;
     final AtomicInteger throwingCalls = new AtomicInteger();
+    /** Calls that throw an {@link Error}, as an adapter with a broken class path does. */
+    final AtomicInteger erroringCalls = new AtomicInteger();
 
     final List<UUID> attempted = new CopyOnWriteArrayList<>();
     final AtomicInteger calls = new AtomicInteger();
@@ -52,6 +54,9 @@ final class FakePublisher implements MessagePublisher {
             if (throwingCalls.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                 throw new IllegalStateException("broker connection broke");
             }
+            if (erroringCalls.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                throw new NoClassDefFoundError("org/example/BrokerCodec");
+            }
             CountDownLatch latch = gate;
             if (latch != null) {
                 try {
@@ -67,7 +72,7 @@ final class FakePublisher implements MessagePublisher {
             Set<AggregateRef> failed = new HashSet<>();
             for (ClaimedDelivery delivery : batch) {
                 if (keepsAggregateOrder && failed.contains(delivery.aggregate())) {
-                    outcomes.add(PublishOutcome.retriable(delivery.eventId(), "not attempted"));
+                    outcomes.add(PublishOutcome.notAttempted(delivery.eventId(), "not attempted"));
                     continue;
                 }
                 attempted.add(delivery.eventId());

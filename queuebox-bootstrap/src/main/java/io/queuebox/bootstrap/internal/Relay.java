@@ -111,7 +111,8 @@ public final class Relay implements AutoCloseable {
         Supplier<Health> captureHealth = capture != null ? capture::health : this::captureInactive;
 
         http = HttpEndpoints.start(config.string(Keys.HTTP_HOST), config.integer(Keys.HTTP_PORT), queueBox::liveness,
-                List.of(HealthComponent.required("database", new DataSourceHealth(pool)),
+                List.of(HealthComponent.required("delivery", queueBox::liveness),
+                        HealthComponent.required("database", new DataSourceHealth(pool)),
                         HealthComponent.required("broker", publisher::health),
                         HealthComponent.advisory("outbox-capture", captureHealth)),
                 registry::scrape);
