@@ -71,39 +71,90 @@ final class OutboxSql {
     }
 
     /**
-     * The claim, one statement. {@code candidates} locks, in sequence order, pending rows that are ready (due
-     * and not under a live lease) and that no earlier row of their aggregate holds back (an earlier pending
-     * row that is not ready, or a parked one under HOLD_AGGREGATE), skipping rows another claimer is locking
-     * right now. A skipped row is invisible to that check, so {@code gaps} finds, per aggregate, the first
+     * The claim, one statement. Ordered, it looks for claimable rows in two places and keeps what the
+     * in-batch rule and concurrent claimers allow:
+     * <ul>
+     *   <li>{@code near}: the first {@code :window} pending rows in sequence order, locked (skipping rows
+     *       another claimer is locking right now) when ready (due, no live lease) and not held back by an
+     *       earlier row of their aggregate (an earlier pending row that is not ready, or a parked one under
+     *       HOLD_AGGREGATE). The window bounds this walk: the tail of an aggregate whose head is leased, in
+     *       backoff or parked is never walked further than the window.</li>
+     *   <li>{@code far}, only when {@code near} found less than a batch and the window was full: the heads
+     *       of the aggregates (their first unsent row), one index descent per aggregate through the
+     *       {@code (aggregate_type, aggregate_id, seq)} index, and for the ready heads beyond the window the
+     *       ready rows that follow them, up to the first row that holds the aggregate back. Its cost follows
+     *       the number of aggregates, never the length of a blocked aggregate's tail.</li>
+     * </ul>
+     * A skipped row is invisible to the held-back check, so {@code gaps} finds, per aggregate, the first
      * earlier unsent row that is not among the locked candidates, and {@code claimable} keeps only the rows
      * before it: the in-batch rule, and the guard that a later row is never claimed while a concurrent
      * claimer holds its earlier sibling.
      */
     private static String claim(String t, boolean ordered) {
-        String notHeldBack = " AND NOT EXISTS (SELECT 1 FROM " + t + " e"
-                + " WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.seq < o.seq"
-                + " AND ((e.status = 'pending' AND " + READY_AT.replace("%", "e") + " > now())"
-                + " OR (e.status = 'parked' AND :parkedHolds)))";
-        String candidates = "SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id FROM " + t + " o"
-                + " WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()"
-                + (ordered ? notHeldBack : "")
-                + " ORDER BY o.seq LIMIT :maxRows FOR UPDATE OF o SKIP LOCKED";
-        String claimable = ordered
-                ? "gaps AS MATERIALIZED (SELECT a.aggregate_type, a.aggregate_id, (SELECT min(e.seq) FROM " + t + " e"
-                        + " WHERE e.aggregate_type = a.aggregate_type AND e.aggregate_id = a.aggregate_id"
-                        + " AND e.seq < a.last_seq AND e.status <> 'sent'"
-                        + " AND (e.status = 'pending' OR :parkedHolds)"
-                        + " AND e.event_id NOT IN (SELECT x.event_id FROM candidates x)) AS first_gap"
-                        + " FROM (SELECT aggregate_type, aggregate_id, max(seq) AS last_seq FROM candidates"
-                        + " GROUP BY aggregate_type, aggregate_id) a),"
-                        + " claimable AS (SELECT c.event_id FROM candidates c JOIN gaps g"
-                        + " ON g.aggregate_type = c.aggregate_type AND g.aggregate_id = c.aggregate_id"
-                        + " WHERE g.first_gap IS NULL OR c.seq < g.first_gap)"
-                : "claimable AS (SELECT c.event_id FROM candidates c)";
-        return "WITH candidates AS MATERIALIZED (" + candidates + "), " + claimable + ","
-                + " claimed AS (UPDATE " + t + " AS u SET lease_owner = :owner, lease_token = :token,"
+        String claimed = " claimed AS (UPDATE " + t + " AS u SET lease_owner = :owner, lease_token = :token,"
                 + " lease_until = now() + :leaseMicros" + MICROS
                 + " FROM claimable WHERE u.event_id = claimable.event_id RETURNING u.*)"
                 + " SELECT " + EVENT_COLUMNS + " FROM claimed ORDER BY seq";
+        if (!ordered) {
+            return "WITH candidates AS MATERIALIZED (SELECT o.event_id FROM " + t + " o"
+                    + " WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()"
+                    + " ORDER BY o.seq LIMIT :maxRows FOR UPDATE OF o SKIP LOCKED),"
+                    + " claimable AS (SELECT c.event_id FROM candidates c)," + claimed;
+        }
+        String holds = "(%.status = 'pending' OR :parkedHolds)";
+        String windowEnd = "window_end AS MATERIALIZED (SELECT max(w.seq) AS seq, count(*) AS pending FROM"
+                + " (SELECT p.seq FROM " + t + " p WHERE p.status = 'pending' ORDER BY p.seq LIMIT :window) w)";
+        String near = "near AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id FROM " + t + " o"
+                + " WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()"
+                + " AND o.seq <= (SELECT seq FROM window_end)"
+                + " AND NOT EXISTS (SELECT 1 FROM " + t + " e"
+                + " WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.seq < o.seq"
+                + " AND ((e.status = 'pending' AND " + READY_AT.replace("%", "e") + " > now())"
+                + " OR (e.status = 'parked' AND :parkedHolds)))"
+                + " ORDER BY o.seq LIMIT :maxRows FOR UPDATE OF o SKIP LOCKED)";
+        String needFar = "need_far AS MATERIALIZED (SELECT (SELECT count(*) FROM near) < :maxRows"
+                + " AND (SELECT pending FROM window_end) >= :window AS yes)";
+        String head = "SELECT h.aggregate_type, h.aggregate_id, h.seq, h.status, " + READY_AT.replace("%", "h")
+                + " AS ready_at FROM " + t + " h WHERE h.status <> 'sent' AND " + holds.replace("%", "h");
+        String heads = "heads AS (SELECT * FROM (" + head + " AND (SELECT yes FROM need_far)"
+                + " ORDER BY h.aggregate_type, h.aggregate_id, h.seq LIMIT 1) first_head"
+                + " UNION ALL SELECT n.* FROM heads p CROSS JOIN LATERAL (" + head
+                + " AND (h.aggregate_type, h.aggregate_id) > (p.aggregate_type, p.aggregate_id)"
+                + " ORDER BY h.aggregate_type, h.aggregate_id, h.seq LIMIT 1) n)";
+        String farHeads = "far_heads AS MATERIALIZED (SELECT h.aggregate_type, h.aggregate_id, h.seq FROM heads h"
+                + " WHERE h.seq > (SELECT seq FROM window_end) AND h.status = 'pending' AND h.ready_at <= now()"
+                + " ORDER BY h.seq LIMIT :maxRows)";
+        String farRows = "far_rows AS (SELECT r.event_id, r.status, bool_or(NOT r.passable) OVER"
+                + " (PARTITION BY r.aggregate_type, r.aggregate_id ORDER BY r.seq) AS cut FROM far_heads f"
+                + " CROSS JOIN LATERAL (SELECT e.event_id, e.seq, e.aggregate_type, e.aggregate_id, e.status,"
+                + " (e.status = 'pending' AND " + READY_AT.replace("%", "e") + " <= now())"
+                + " OR (e.status = 'parked' AND NOT :parkedHolds) AS passable FROM " + t + " e"
+                + " WHERE e.aggregate_type = f.aggregate_type AND e.aggregate_id = f.aggregate_id"
+                + " AND e.status <> 'sent' AND e.seq >= f.seq ORDER BY e.seq"
+                + " LIMIT (SELECT greatest(1, :maxRows / greatest(1, count(*))) FROM far_heads)) r)";
+        String far = "far AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id FROM " + t + " o"
+                + " WHERE o.event_id = ANY (ARRAY(SELECT f.event_id FROM far_rows f"
+                + " WHERE NOT f.cut AND f.status = 'pending'))"
+                + " AND o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()"
+                + " ORDER BY o.seq LIMIT :maxRows FOR UPDATE OF o SKIP LOCKED)";
+        String candidates = "candidates AS MATERIALIZED (SELECT * FROM (SELECT * FROM near UNION ALL SELECT * FROM far) c"
+                + " ORDER BY c.seq LIMIT :maxRows)";
+        String gaps = "gaps AS MATERIALIZED (SELECT a.aggregate_type, a.aggregate_id, (SELECT min(e.seq) FROM " + t + " e"
+                + " WHERE e.aggregate_type = a.aggregate_type AND e.aggregate_id = a.aggregate_id"
+                + " AND e.seq < a.last_seq AND e.status <> 'sent'"
+                + " AND " + holds.replace("%", "e")
+                + " AND e.event_id NOT IN (SELECT x.event_id FROM candidates x)) AS first_gap"
+                + " FROM (SELECT aggregate_type, aggregate_id, max(seq) AS last_seq FROM candidates"
+                + " GROUP BY aggregate_type, aggregate_id) a)";
+        String claimable = "claimable AS (SELECT c.event_id FROM candidates c JOIN gaps g"
+                + " ON g.aggregate_type = c.aggregate_type AND g.aggregate_id = c.aggregate_id"
+                + " WHERE g.first_gap IS NULL OR c.seq < g.first_gap)";
+        return "WITH RECURSIVE " + String.join(", ", windowEnd, near, needFar, heads, farHeads, farRows, far,
+                candidates, gaps, claimable) + "," + claimed;
+    }
+
+    /** How many pending rows the near part of an ordered claim looks at: a few batches' worth. */
+    static int claimWindow(int maxRows) {
+        return Math.max(100, 4 * maxRows);
     }
 }

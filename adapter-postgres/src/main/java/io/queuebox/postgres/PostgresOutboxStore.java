@@ -57,7 +57,8 @@ final class PostgresOutboxStore implements OutboxStore {
                     .bind("token", token.value())
                     .bind("leaseMicros", micros(request.leaseLength()));
             if (ordered) {
-                query.bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE);
+                query.bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
+                        .bind("window", OutboxSql.claimWindow(request.maxRows()));
             }
             return query.map((rs, ctx) -> new ClaimedDelivery(rs.getLong("seq"), event(rs), rs.getInt("attempts"),
                     token, instant(rs, "created_at"))).list();

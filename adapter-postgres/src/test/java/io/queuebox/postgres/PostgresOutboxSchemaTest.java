@@ -30,10 +30,12 @@ class PostgresOutboxSchemaTest {
     void renderedScriptsNameTheConfiguredSchemaAndTableAndLeaveNoPlaceholder() {
         List<String> scripts = PostgresOutbox.renderSchemaScripts(
                 PostgresOutboxSettings.builder().schema("app").table("events_out").build());
-        assertThat(scripts).hasSize(1);
+        assertThat(scripts).hasSameSizeAs(SchemaScripts.SCRIPTS);
         assertThat(scripts.get(0))
                 .contains("CREATE TABLE IF NOT EXISTS \"app\".\"events_out\"")
-                .contains("\"app\".\"queuebox_capture_state\"")
+                .contains("\"app\".\"queuebox_capture_state\"");
+        assertThat(String.join("\n", scripts))
+                .contains("\"events_out_lease_token_idx\"")
                 .doesNotContain("${");
     }
 
@@ -50,8 +52,8 @@ class PostgresOutboxSchemaTest {
                 "lease_token", "lease_until", "last_error", "sent_at");
         assertThat(strings("SELECT indexname FROM pg_indexes WHERE schemaname = '" + db.schema
                 + "' AND tablename = 'my_outbox' ORDER BY indexname")).containsExactly(
-                "my_outbox_parked_seq_idx", "my_outbox_pending_ready_idx", "my_outbox_pending_seq_idx",
-                "my_outbox_pkey", "my_outbox_sent_at_idx", "my_outbox_unsent_aggregate_idx");
+                "my_outbox_lease_token_idx", "my_outbox_parked_seq_idx", "my_outbox_pending_ready_idx",
+                "my_outbox_pending_seq_idx", "my_outbox_pkey", "my_outbox_sent_at_idx", "my_outbox_unsent_aggregate_idx");
         assertThat(strings("SELECT table_name FROM information_schema.tables WHERE table_schema = '" + db.schema
                 + "' AND table_name = 'queuebox_capture_state'")).containsExactly("queuebox_capture_state");
     }

@@ -1,0 +1,209 @@
+package io.queuebox.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.queuebox.ports.ClaimBatch;
+import io.queuebox.ports.ClaimRequest;
+import io.queuebox.ports.ClaimedDelivery;
+import io.queuebox.ports.Ordering;
+import io.queuebox.ports.OutboxStore;
+import io.queuebox.ports.ParkingPolicy;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The cost of the claim and of a lease renewal on the real PostgreSQL, read from their plans
+ * ({@code EXPLAIN (ANALYZE, BUFFERS)}): a blocked aggregate's long tail and a large backlog must not make
+ * either of them walk every pending row.
+ */
+class PostgresClaimPlanTest {
+
+    private static final int BATCH = 100;
+    private static final Pattern PARAMETER = Pattern.compile("(?<!:):([a-zA-Z]+)");
+    private static final Pattern TOP_ROWS = Pattern.compile("actual time=[0-9.]+\\.\\.[0-9.]+ rows=(\\d+)");
+    private static final Pattern SHARED = Pattern.compile("Buffers: shared(?: hit=(\\d+))?(?: read=(\\d+))?");
+
+    private static TestDatabase db;
+    private static PostgresOutboxSettings settings;
+    private static OutboxSql sql;
+    private static OutboxStore store;
+
+    @BeforeAll
+    static void schema() {
+        db = TestDatabase.withFreshSchema("plan");
+        settings = db.settings().build();
+        PostgresOutbox.createSchema(db.dataSource, settings);
+        sql = new OutboxSql(settings);
+        store = PostgresOutbox.store(db.dataSource, settings);
+    }
+
+    @AfterAll
+    static void drop() {
+        db.close();
+    }
+
+    @BeforeEach
+    void empty() {
+        db.execute("TRUNCATE " + settings.qualifiedTable());
+    }
+
+    // ------------------------------------------------------------------------------- a hot aggregate
+
+    @Test
+    void behindALeasedHeadTheClaimCostsTheSameWhateverTheLengthOfTheTail() throws Exception {
+        long shortTail = claimBuffersBehindABlockedHead(2_000, "lease_token = gen_random_uuid(),"
+                + " lease_owner = 'other-relay', lease_until = now() + interval '1 hour'");
+        long longTail = claimBuffersBehindABlockedHead(20_000, "lease_token = gen_random_uuid(),"
+                + " lease_owner = 'other-relay', lease_until = now() + interval '1 hour'");
+
+        assertThat(longTail).as("shared buffers of the claim behind a tail of 20,000 rows vs %d behind 2,000",
+                shortTail).isLessThan(shortTail * 3 / 2);
+    }
+
+    @Test
+    void behindAHeadInBackoffTheClaimCostsTheSameWhateverTheLengthOfTheTail() throws Exception {
+        long shortTail = claimBuffersBehindABlockedHead(2_000, "attempts = 1,"
+                + " next_attempt_at = now() + interval '1 hour'");
+        long longTail = claimBuffersBehindABlockedHead(20_000, "attempts = 1,"
+                + " next_attempt_at = now() + interval '1 hour'");
+
+        assertThat(longTail).as("shared buffers behind a tail of 20,000 rows vs %d behind 2,000", shortTail)
+                .isLessThan(shortTail * 3 / 2);
+    }
+
+    @Test
+    void behindAParkedHeadTheClaimCostsTheSameWhateverTheLengthOfTheTail() throws Exception {
+        long shortTail = claimBuffersBehindABlockedHead(2_000, "status = 'parked', attempts = 20");
+        long longTail = claimBuffersBehindABlockedHead(20_000, "status = 'parked', attempts = 20");
+
+        assertThat(longTail).as("shared buffers behind a tail of 20,000 rows vs %d behind 2,000", shortTail)
+                .isLessThan(shortTail * 3 / 2);
+    }
+
+    @Test
+    void rowsBeyondABlockedTailAreClaimedInOrderWithTheLaterRowsOfTheirAggregates() {
+        insertRows("hot", 3 * OutboxSql.claimWindow(BATCH));
+        insertRows("cold-1", 3);
+        insertRows("cold-2", 2);
+        insertRows("cold-1", 2);
+        db.execute("UPDATE " + settings.qualifiedTable() + " SET lease_token = gen_random_uuid(),"
+                + " lease_owner = 'other-relay', lease_until = now() + interval '1 hour'"
+                + " WHERE seq = (SELECT min(seq) FROM " + settings.qualifiedTable() + ")");
+
+        ClaimBatch batch = store.claim(request(ParkingPolicy.HOLD_AGGREGATE));
+
+        assertThat(batch.deliveries()).extracting(d -> d.aggregate().id())
+                .containsExactly("cold-1", "cold-1", "cold-1", "cold-2", "cold-2", "cold-1", "cold-1");
+        assertThat(batch.deliveries()).extracting(ClaimedDelivery::sequence).isSorted();
+    }
+
+    @Test
+    void beyondABlockedTailAParkedRowHoldsItsAggregateOnlyUnderHoldAggregate() {
+        insertRows("hot", 3 * OutboxSql.claimWindow(BATCH));
+        insertRows("cold", 3);
+        db.execute("UPDATE " + settings.qualifiedTable() + " SET lease_token = gen_random_uuid(),"
+                + " lease_owner = 'other-relay', lease_until = now() + interval '1 hour'"
+                + " WHERE seq = (SELECT min(seq) FROM " + settings.qualifiedTable() + ")");
+        db.execute("UPDATE " + settings.qualifiedTable() + " SET status = 'parked', attempts = 20"
+                + " WHERE seq = (SELECT min(seq) FROM " + settings.qualifiedTable() + " WHERE aggregate_id = 'cold')");
+
+        assertThat(store.claim(request(ParkingPolicy.HOLD_AGGREGATE)).isEmpty()).isTrue();
+        ClaimBatch continuing = store.claim(request(ParkingPolicy.CONTINUE_AGGREGATE));
+
+        assertThat(continuing.deliveries()).extracting(d -> d.aggregate().id()).containsExactly("cold", "cold");
+    }
+
+    private long claimBuffersBehindABlockedHead(int tail, String blockHead) throws Exception {
+        empty();
+        insertRows("hot", tail + 1);
+        for (int i = 0; i < 50; i++) {
+            insertRows("cold-" + i, 2);
+        }
+        db.execute("UPDATE " + settings.qualifiedTable() + " SET " + blockHead
+                + " WHERE seq = (SELECT min(seq) FROM " + settings.qualifiedTable() + ")");
+        db.execute("ANALYZE " + settings.qualifiedTable());
+        Plan plan = explain(sql.claimOrdered, "maxRows", BATCH, "window", OutboxSql.claimWindow(BATCH),
+                "parkedHolds", true, "owner", "'plan-test'", "token", "'" + UUID.randomUUID() + "'::uuid",
+                "leaseMicros", 30_000_000L);
+        assertThat(plan.rows()).as("rows the claim returned: %s", plan.text()).isEqualTo(100);
+        return plan.buffers();
+    }
+
+    // ------------------------------------------------------------------------------- lease renewal
+
+    @Test
+    void aLeaseRenewalFindsItsRowsWithoutWalkingTheBacklog() throws Exception {
+        insertRows("backlog", 20_000);
+        UUID token = UUID.randomUUID();
+        db.execute("UPDATE " + settings.qualifiedTable() + " SET lease_token = '" + token + "',"
+                + " lease_owner = 'me', lease_until = now() + interval '30 seconds'"
+                + " WHERE seq IN (SELECT seq FROM " + settings.qualifiedTable() + " ORDER BY seq DESC LIMIT 10)");
+        db.execute("ANALYZE " + settings.qualifiedTable());
+
+        Plan plan = explain(sql.renew, "token", "'" + token + "'::uuid", "leaseMicros", 30_000_000L);
+
+        assertThat(plan.text()).contains("Update on");
+        assertThat(plan.buffers()).as("buffers to renew 10 rows among 20,000 pending: %s", plan.text())
+                .isLessThan(200);
+        assertThat(plan.text()).doesNotContain("Seq Scan");
+    }
+
+    // ------------------------------------------------------------------------------- helpers
+
+    private static ClaimRequest request(ParkingPolicy parking) {
+        return new ClaimRequest("plan-test", BATCH, Duration.ofMinutes(5), Ordering.PER_AGGREGATE, parking);
+    }
+
+    private static void insertRows(String aggregateId, int count) {
+        db.execute("INSERT INTO " + settings.qualifiedTable()
+                + " (event_id, aggregate_type, aggregate_id, event_type, payload)"
+                + " SELECT gen_random_uuid(), 'order', '" + aggregateId + "', 'created', decode(repeat('ab', 100), 'hex')"
+                + " FROM generate_series(1, " + count + ")");
+    }
+
+    /** A plan as it ran: the text, the rows of its top node and the shared buffers it touched in all. */
+    private record Plan(String text, long rows, long buffers) {
+    }
+
+    /** The statement's plan as it ran, with its named parameters written in as literals; rolled back. */
+    private static Plan explain(String statementSql, Object... parameters) throws SQLException {
+        String text = statementSql;
+        for (int i = 0; i < parameters.length; i += 2) {
+            String name = (String) parameters[i];
+            String value = String.valueOf(parameters[i + 1]);
+            text = PARAMETER.matcher(text).replaceAll(match -> Matcher.quoteReplacement(
+                    match.group(1).equals(name) ? value : match.group()));
+        }
+        assertThat(PARAMETER.matcher(text).find()).as("every parameter written in: %s", text).isFalse();
+        StringBuilder plan = new StringBuilder();
+        try (Connection connection = db.dataSource.getConnection()) {
+            connection.setAutoCommit(false);
+            try (Statement statement = connection.createStatement();
+                 ResultSet rs = statement.executeQuery("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + text)) {
+                while (rs.next()) {
+                    plan.append(rs.getString(1)).append('\n');
+                }
+            } finally {
+                connection.rollback();
+            }
+        }
+        // The top node comes first; the first Buffers line is its own, totalled over the whole plan.
+        Matcher rows = TOP_ROWS.matcher(plan.toString().split("\n")[0]);
+        Matcher buffers = SHARED.matcher(plan);
+        assertThat(rows.find() && buffers.find()).as("top node and its buffers in %s", plan).isTrue();
+        long shared = (buffers.group(1) == null ? 0 : Long.parseLong(buffers.group(1)))
+                + (buffers.group(2) == null ? 0 : Long.parseLong(buffers.group(2)));
+        return new Plan(plan.toString(), Long.parseLong(rows.group(1)), shared);
+    }
+}
