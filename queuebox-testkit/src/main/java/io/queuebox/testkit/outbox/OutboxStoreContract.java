@@ -272,6 +272,27 @@ public abstract class OutboxStoreContract {
     }
 
     @Test
+    final void aLongTailBehindABlockedHeadHidesNothingWrittenAfterIt() {
+        // Longer than the bounded look-ahead a store may take first (PostgreSQL: 4 batches, at least 100 rows).
+        List<OutboxEvent> hot = eventsFor(anAggregateId(), 150);
+        String cold = anAggregateId();
+        List<OutboxEvent> coldEvents = eventsFor(cold, 3);
+        OutboxEvent other = anEvent();
+        List<OutboxEvent> all = new ArrayList<>(hot);
+        all.add(coldEvents.get(0));
+        all.add(other);
+        all.addAll(coldEvents.subList(1, 3));
+        writeCommitted(all);
+
+        ClaimBatch head = store.claim(aClaimRequest().forAtMost(1).leasedFor(LONG_LEASE).build());
+        assertThat(events(head)).containsExactly(hot.get(0));
+        ClaimBatch behind = store.claim(aClaimRequest().forAtMost(10).build());
+
+        assertThat(events(behind)).as("everything after the blocked tail, in write order, and none of the tail")
+                .containsExactly(coldEvents.get(0), other, coldEvents.get(1), coldEvents.get(2));
+    }
+
+    @Test
     final void withoutOrderingLaterRowsOfAnAggregateAreClaimable() {
         List<OutboxEvent> events = eventsFor(anAggregateId(), 3);
         writeCommitted(events);
