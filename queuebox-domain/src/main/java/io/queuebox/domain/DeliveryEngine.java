@@ -77,8 +77,9 @@ import java.util.random.RandomGenerator;
  * A worker, the lease renewer and the housekeeping thread survive anything a cycle throws, {@link Error}s
  * included (a {@code LinkageError} from an adapter, an {@code AssertionError}): it is reported through
  * {@link DeliveryListener#onError} with the step {@code "worker"}, {@code "renewer"} or
- * {@code "housekeeping"}, and the thread pauses as after any error and carries on. A thread that ends
- * anyway makes {@link #health()} DOWN with its name and the reason.
+ * {@code "housekeeping"}, the thread pauses as after any error and carries on, and {@link #health()} is
+ * DOWN with the thread's name and the reason until one of its cycles completes. A thread that ends anyway
+ * keeps {@link #health()} DOWN. A listener that throws, even an Error, is ignored: it only observes.
  *
  * <h2>Time</h2>
  * Instants (retry due times, lease expiry, elapsed times) come from the injected {@link Clock}; waiting
@@ -107,6 +108,7 @@ public final class DeliveryEngine implements AutoCloseable {
     private final Deadlines deadlines;
     private final Map<LeaseToken, InFlightBatch> inFlight = new ConcurrentHashMap<>();
     private final Map<String, String> deadThreads = new ConcurrentHashMap<>();
+    private final Map<String, String> failingThreads = new ConcurrentHashMap<>();
     private final List<Thread> threads = new ArrayList<>();
     private volatile CountDownLatch finished;
     private Thread renewer;
@@ -238,16 +240,16 @@ public final class DeliveryEngine implements AutoCloseable {
         Thread thread = new Thread(body, name);
         thread.setDaemon(false);
         thread.setUncaughtExceptionHandler((dead, error) -> {
-            deadThreads.put(dead.getName(), error.getClass().getName()
-                    + (error.getMessage() == null ? "" : ": " + error.getMessage()));
+            deadThreads.put(dead.getName(), describe(error));
             listener.onError("thread", error);
         });
         return thread;
     }
 
     /**
-     * UP while the engine runs with every thread alive; DOWN before start, after stop, or when a thread of
-     * the engine ended unexpectedly (named, with the reason), since delivery may then have stalled.
+     * UP while the engine runs with every thread alive; DOWN before start, after stop, while a thread's
+     * cycles end with an {@link Error} (until one completes), or when a thread of the engine ended
+     * unexpectedly: each named, with the reason, since delivery may then have stalled.
      */
     public Health health() {
         State current = state.get();
@@ -256,6 +258,9 @@ public final class DeliveryEngine implements AutoCloseable {
         }
         if (!deadThreads.isEmpty()) {
             return Health.down("delivery engine thread ended: " + new TreeMap<>(deadThreads));
+        }
+        if (!failingThreads.isEmpty()) {
+            return Health.down("delivery engine thread failing: " + new TreeMap<>(failingThreads));
         }
         return Health.up("delivery engine running, " + settings.workers() + " worker(s)");
     }
@@ -334,11 +339,31 @@ public final class DeliveryEngine implements AutoCloseable {
             if (reason != null) {
                 listener.onWake(reason);
             }
-            return deliverOnce();
+            Cycle cycle = deliverOnce();
+            recovered();
+            return cycle;
         } catch (Throwable e) {
-            listener.onError("worker", e);
+            failing("worker", e);
             return Cycle.FAILED;
         }
+    }
+
+    /**
+     * The current thread's cycle ended with an Error: reported, and the thread counts as failing (health
+     * DOWN) until a cycle of it completes. Store and publisher exceptions are not this: they are outages
+     * that the database and broker health already show.
+     */
+    private void failing(String step, Throwable error) {
+        failingThreads.put(Thread.currentThread().getName(), describe(error));
+        listener.onError(step, error);
+    }
+
+    private void recovered() {
+        failingThreads.remove(Thread.currentThread().getName());
+    }
+
+    private static String describe(Throwable error) {
+        return error.getClass().getName() + (error.getMessage() == null ? "" : ": " + error.getMessage());
     }
 
     private Cycle deliverOnce() {
@@ -372,9 +397,6 @@ public final class DeliveryEngine implements AutoCloseable {
         List<PublishOutcome> outcomes;
         try {
             outcomes = publisher.publish(batch.deliveries());
-            listener.onPublished(outcomes == null ? List.of()
-                            : outcomes.stream().filter(Objects::nonNull).toList(),
-                    Duration.between(claimEnd, clock.instant()));
         } catch (RuntimeException | Error e) {
             // An Error from an adapter (a class missing from its jar) is a failed publish like any other,
             // not a reason to leave the batch leased until its lease runs out.
@@ -386,6 +408,10 @@ public final class DeliveryEngine implements AutoCloseable {
                     .map(d -> PublishOutcome.retriable(d.eventId(), reason)).toList();
         } finally {
             inFlight.remove(batch.lease());
+        }
+        if (!failed) {
+            listener.onPublished(outcomes == null ? List.of() : outcomes.stream().filter(Objects::nonNull).toList(),
+                    Duration.between(claimEnd, clock.instant()));
         }
         OutcomePlan plan = OutcomePlan.plan(batch.deliveries(), outcomes, settings.ordering(),
                 settings.retryPolicy(), random);
@@ -502,9 +528,10 @@ public final class DeliveryEngine implements AutoCloseable {
             Instant next;
             try {
                 next = renewDue(interval);
+                recovered();
             } catch (Throwable e) {
                 // An Error must not end the renewer: every lease in flight would then run out.
-                listener.onError("renewer", e);
+                failing("renewer", e);
                 next = clock.instant().plus(interval.dividedBy(4));
             }
             Duration wait = Duration.between(clock.instant(), next);
@@ -564,10 +591,11 @@ public final class DeliveryEngine implements AutoCloseable {
             do {
                 purged = store.purgeSent(settings.purgeRetention(), settings.purgeBatchSize());
             } while (purged >= settings.purgeBatchSize() && !signal.isShutdown());
+            recovered();
         } catch (RuntimeException e) {
             listener.onError("purge", e);
         } catch (Throwable e) {
-            listener.onError("housekeeping", e);
+            failing("housekeeping", e);
         }
     }
 

@@ -8,7 +8,7 @@ import io.queuebox.ports.WakeReason;
 import java.time.Duration;
 import java.util.List;
 
-/** A listener that swallows what the wrapped one throws: observation must never stop delivery. */
+/** A listener that swallows whatever the wrapped one throws: observation must never stop delivery. */
 final class SafeListener implements DeliveryListener {
 
     private final DeliveryListener delegate;
@@ -60,8 +60,9 @@ final class SafeListener implements DeliveryListener {
     private static void run(Runnable call) {
         try {
             call.run();
-        } catch (RuntimeException ignored) {
-            // The listener contract says never throw; if one does, delivery carries on regardless.
+        } catch (Throwable ignored) {
+            // The listener contract says never throw; if one does, even with an Error (a metrics library
+            // missing a class), delivery carries on regardless: a listener is for observation only.
         }
     }
 }

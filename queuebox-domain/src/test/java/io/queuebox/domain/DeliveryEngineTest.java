@@ -261,28 +261,54 @@ class DeliveryEngineTest {
     }
 
     @Test
-    void aThreadOfTheEngineThatEndsMakesItsHealthDownWithTheReason() {
+    void whileAThreadsCyclesEndWithAnErrorHealthIsDownWithTheThreadAndTheReason() {
+        DeliveryEngine engine = started(settings().workers(1));
+        assertThat(engine.health().isUp()).isTrue();
+        store.claimError = new NoClassDefFoundError("org/postgresql/PGStatement");
+        engine.wake(WakeReason.CAPTURE);
+
+        await().atMost(SOON).until(() -> !engine.health().isUp());
+        assertThat(engine.health().detail()).contains("queuebox-worker-1").contains("NoClassDefFoundError")
+                .contains("org/postgresql/PGStatement");
+
+        store.claimError = null;
+        await().atMost(SOON).until(() -> engine.health().isUp());
+    }
+
+    @Test
+    void aListenerThatThrowsAnErrorNeitherStallsDeliveryNorFailsTheBatch() {
+        eventsOf(order("a"), 10);
         DeliveryEngine engine = DeliveryEngine.builder().store(store).publisher(publisher)
-                .settings(settings().workers(1).build())
+                .settings(settings().workers(1).batchSize(5).build())
                 .listener(new DeliveryListener() {
                     @Override
+                    public void onWake(WakeReason reason) {
+                        throw new NoClassDefFoundError("io/micrometer/core/instrument/Counter");
+                    }
+
+                    @Override
+                    public void onClaimed(int rows, Duration elapsed) {
+                        throw new NoClassDefFoundError("io/micrometer/core/instrument/Timer");
+                    }
+
+                    @Override
+                    public void onPublished(List<PublishOutcome> outcomes, Duration elapsed) {
+                        throw new NoClassDefFoundError("io/micrometer/core/instrument/Timer");
+                    }
+
+                    @Override
                     public void onError(String step, Throwable error) {
-                        if (step.equals("worker")) {
-                            // A failure in the engine's own reporting path is the one thing a cycle cannot catch.
-                            throw new StackOverflowError("listener recursion");
-                        }
+                        throw new StackOverflowError("listener recursion");
                     }
                 })
                 .build();
         engines.add(engine);
         engine.start();
-        assertThat(engine.health().isUp()).isTrue();
-        eventsOf(order("a"), 1);
-        store.claimError = new NoClassDefFoundError("org/postgresql/PGStatement");
-        engine.wake(WakeReason.CAPTURE);
 
-        await().atMost(SOON).until(() -> !engine.health().isUp());
-        assertThat(engine.health().detail()).contains("queuebox-worker-1").contains("StackOverflowError");
+        awaitAllSent(10);
+        assertThat(publisher.attempted).as("each event published once: no acked batch was taken for a failure")
+                .hasSize(10);
+        assertThat(engine.health().isUp()).as(engine.health().detail()).isTrue();
     }
 
     @Test
