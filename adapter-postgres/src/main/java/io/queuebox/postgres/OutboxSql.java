@@ -74,12 +74,14 @@ final class OutboxSql {
      * The claim, one statement. Ordered, it looks for claimable rows in two places and keeps what the
      * in-batch rule and concurrent claimers allow:
      * <ul>
-     *   <li>{@code near}: the first {@code :window} pending rows in sequence order, locked (skipping rows
+     *   <li>{@code near}: the pending rows up to the {@code :window}-th ready one in sequence order (rows in
+     *       flight or in backoff do not use up the window), locked (skipping rows
      *       another claimer is locking right now) when ready (due, no live lease) and not held back by an
      *       earlier row of their aggregate (an earlier pending row that is not ready, or a parked one under
      *       HOLD_AGGREGATE). The window bounds this walk: the tail of an aggregate whose head is leased, in
      *       backoff or parked is never walked further than the window.</li>
-     *   <li>{@code far}, only when {@code near} found less than a batch and the window was full: the heads
+     *   <li>{@code far}, only when {@code near} found less than a batch among a full window of ready rows,
+     *       so the window is mostly ready rows held back by their aggregate's head: the heads
      *       of the aggregates (their first unsent row), one index descent per aggregate through the
      *       {@code (aggregate_type, aggregate_id, seq)} index, and for the ready heads beyond the window the
      *       ready rows that follow them, up to the first row that holds the aggregate back. Its cost follows
@@ -91,8 +93,10 @@ final class OutboxSql {
      * claimer holds its earlier sibling.
      */
     private static String claim(String t, boolean ordered) {
+        // The lease runs from when the rows are written, not from the statement's start: a slow claim does
+        // not hand out leases that are already partly spent.
         String claimed = " claimed AS (UPDATE " + t + " AS u SET lease_owner = :owner, lease_token = :token,"
-                + " lease_until = now() + :leaseMicros" + MICROS
+                + " lease_until = clock_timestamp() + :leaseMicros" + MICROS
                 + " FROM claimable WHERE u.event_id = claimable.event_id RETURNING u.*)"
                 + " SELECT " + EVENT_COLUMNS + " FROM claimed ORDER BY seq";
         if (!ordered) {
@@ -103,7 +107,8 @@ final class OutboxSql {
         }
         String holds = "(%.status = 'pending' OR :parkedHolds)";
         String windowEnd = "window_end AS MATERIALIZED (SELECT max(w.seq) AS seq, count(*) AS pending FROM"
-                + " (SELECT p.seq FROM " + t + " p WHERE p.status = 'pending' ORDER BY p.seq LIMIT :window) w)";
+                + " (SELECT p.seq FROM " + t + " p WHERE p.status = 'pending' AND " + READY_AT.replace("%", "p")
+                + " <= now() ORDER BY p.seq LIMIT :window) w)";
         String near = "near AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id FROM " + t + " o"
                 + " WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()"
                 + " AND o.seq <= (SELECT seq FROM window_end)"

@@ -124,6 +124,36 @@ class PostgresClaimPlanTest {
         assertThat(continuing.deliveries()).extracting(d -> d.aggregate().id()).containsExactly("cold", "cold");
     }
 
+    @Test
+    void batchesInFlightAtTheFrontDoNotMakeTheClaimVisitEveryAggregate() throws Exception {
+        long fewAggregates = claimBuffersBehindBatchesInFlight(2_000);
+        long manyAggregates = claimBuffersBehindBatchesInFlight(20_000);
+
+        // Ten times the aggregates: visiting each of them would cost ten times the buffers; the planner's
+        // choice between plans of a small and a larger table moves the figure by less than half that.
+        assertThat(manyAggregates).as("shared buffers with 20,000 aggregates behind 4 leased batches vs %d with 2,000",
+                fewAggregates).isLessThan(fewAggregates * 3);
+    }
+
+    /** Four batches leased by other workers at the front, then one pending row for each of many aggregates. */
+    private long claimBuffersBehindBatchesInFlight(int aggregates) throws Exception {
+        empty();
+        db.execute("INSERT INTO " + settings.qualifiedTable()
+                + " (event_id, aggregate_type, aggregate_id, event_type, payload)"
+                + " SELECT gen_random_uuid(), 'order', 'agg-' || g, 'created', decode(repeat('ab', 100), 'hex')"
+                + " FROM generate_series(1, " + (aggregates + OutboxSql.claimWindow(BATCH)) + ") g");
+        db.execute("UPDATE " + settings.qualifiedTable() + " SET lease_token = gen_random_uuid(),"
+                + " lease_owner = 'other-worker', lease_until = now() + interval '1 hour'"
+                + " WHERE seq IN (SELECT seq FROM " + settings.qualifiedTable() + " ORDER BY seq LIMIT "
+                + OutboxSql.claimWindow(BATCH) + ")");
+        db.execute("ANALYZE " + settings.qualifiedTable());
+        Plan plan = explain(sql.claimOrdered, "maxRows", BATCH, "window", OutboxSql.claimWindow(BATCH),
+                "parkedHolds", true, "owner", "'plan-test'", "token", "'" + UUID.randomUUID() + "'::uuid",
+                "leaseMicros", 30_000_000L);
+        assertThat(plan.rows()).as("rows the claim returned: %s", plan.text()).isEqualTo(BATCH);
+        return plan.buffers();
+    }
+
     private long claimBuffersBehindABlockedHead(int tail, String blockHead) throws Exception {
         empty();
         insertRows("hot", tail + 1);
