@@ -14,8 +14,20 @@ import java.util.Objects;
  * Inserts events on the caller's connection. A batch is one statement whatever its size: every column
  * travels as one array and {@code unnest} turns the arrays back into rows, so the number of bind
  * parameters stays fixed.
+ *
+ * <p>The statement first takes the per-aggregate locks of the whole batch in key order, then inserts the
+ * rows in list order. The schema's trigger ({@code V2__queuebox_aggregate_order.sql}) takes the same lock
+ * before each row anyway; taking them all first, sorted, means two batches that write the same aggregates
+ * in different list orders wait for each other instead of deadlocking.
  */
 final class EventWriter {
+
+    /**
+     * The second key of an aggregate's advisory lock, as an SQL expression over {@code %t} (aggregate type)
+     * and {@code %i} (aggregate id); the first key is the outbox table's oid. Must stay what the trigger of
+     * {@code V2__queuebox_aggregate_order.sql} computes.
+     */
+    static final String AGGREGATE_LOCK_KEY = "hashtext(length(%t)::text || ':' || %t || ':' || %i)";
 
     private static final String UNDEFINED_TABLE = "42P01";
     private static final String UNDEFINED_SCHEMA = "3F000";
@@ -25,14 +37,26 @@ final class EventWriter {
 
     EventWriter(PostgresOutboxSettings settings) {
         this.settings = settings;
-        this.insert = "INSERT INTO " + settings.qualifiedTable()
+        String table = settings.qualifiedTable();
+        this.insert = "WITH e AS MATERIALIZED (SELECT * FROM"
+                + " unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bytea[], ?::text[], ?::text[])"
+                + " WITH ORDINALITY AS u(event_id, aggregate_type, aggregate_id, event_type, destination, payload,"
+                + " content_type, headers, position)),"
+                + " keys AS MATERIALIZED (SELECT DISTINCT " + lockKey("e") + " AS lock_key FROM e ORDER BY 1),"
+                + " locked AS MATERIALIZED (SELECT count(pg_advisory_xact_lock("
+                + "'" + table.replace("'", "''") + "'::regclass::oid::integer, k.lock_key)::text) AS aggregates"
+                + " FROM keys k)"
+                + " INSERT INTO " + table
                 + " (event_id, aggregate_type, aggregate_id, event_type, destination, payload, content_type, headers)"
                 + " SELECT e.event_id, e.aggregate_type, e.aggregate_id, e.event_type, e.destination, e.payload,"
                 + " e.content_type, e.headers::jsonb"
-                + " FROM unnest(?::uuid[], ?::text[], ?::text[], ?::text[], ?::text[], ?::bytea[], ?::text[], ?::text[])"
-                + " WITH ORDINALITY AS e(event_id, aggregate_type, aggregate_id, event_type, destination, payload,"
-                + " content_type, headers, position)"
+                + " FROM e CROSS JOIN locked"
                 + " ORDER BY e.position";
+    }
+
+    /** {@link #AGGREGATE_LOCK_KEY} over the aggregate columns of {@code alias}. */
+    static String lockKey(String alias) {
+        return AGGREGATE_LOCK_KEY.replace("%t", alias + ".aggregate_type").replace("%i", alias + ".aggregate_id");
     }
 
     void write(Connection connection, List<OutboxEvent> events) {

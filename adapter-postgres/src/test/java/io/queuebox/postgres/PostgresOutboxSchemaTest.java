@@ -30,13 +30,36 @@ class PostgresOutboxSchemaTest {
     void renderedScriptsNameTheConfiguredSchemaAndTableAndLeaveNoPlaceholder() {
         List<String> scripts = PostgresOutbox.renderSchemaScripts(
                 PostgresOutboxSettings.builder().schema("app").table("events_out").build());
-        assertThat(scripts).hasSameSizeAs(SchemaScripts.SCRIPTS);
+        assertThat(SchemaScripts.SCRIPTS).containsExactly("V1__queuebox_outbox.sql", "V2__queuebox_aggregate_order.sql",
+                "V3__queuebox_lease_token_index.sql");
+        assertThat(scripts).hasSize(3).allSatisfy(script -> assertThat(script).doesNotContain("${"));
         assertThat(scripts.get(0))
                 .contains("CREATE TABLE IF NOT EXISTS \"app\".\"events_out\"")
                 .contains("\"app\".\"queuebox_capture_state\"");
-        assertThat(String.join("\n", scripts))
-                .contains("\"events_out_lease_token_idx\"")
-                .doesNotContain("${");
+        assertThat(scripts.get(1))
+                .contains("'app', 'events_out_aggregate_lock'")
+                .contains("BEFORE INSERT ON %2$I.%3$I FOR EACH ROW")
+                .contains("pg_advisory_xact_lock(TG_RELID::integer,")
+                .contains(EventWriter.lockKey("NEW"))
+                .contains("NEW.seq := nextval(%3$L::regclass)");
+        assertThat(scripts.get(2)).contains("\"events_out_lease_token_idx\"\n    ON \"app\".\"events_out\" (lease_token)");
+    }
+
+    @Test
+    void theAggregateLockTriggerIsCreatedOnceAndFitsTheLongestTableName() throws SQLException {
+        String table = "t".repeat(48);
+        PostgresOutboxSettings settings = db.settings().table(table).build();
+        PostgresOutbox.createSchema(db.dataSource, settings);
+        PostgresOutbox.createSchema(db.dataSource, settings);
+
+        assertThat(strings("SELECT tgname || ' ' || pg_get_triggerdef(t.oid) FROM pg_trigger t WHERE tgrelid = '"
+                + db.schema + "." + table + "'::regclass AND NOT tgisinternal")).singleElement().asString()
+                .startsWith(table + "_aggregate_lock CREATE TRIGGER " + table + "_aggregate_lock BEFORE INSERT ON ")
+                .contains("FOR EACH ROW EXECUTE FUNCTION " + db.schema + "." + table + "_aggregate_lock()");
+        assertThat(strings("SELECT prosrc FROM pg_proc WHERE proname = '" + table + "_aggregate_lock'"))
+                .singleElement().asString()
+                .as("the identity's sequence is written into the function")
+                .contains("nextval('" + db.schema + "." + table + "_seq_seq'::regclass)");
     }
 
     @Test
@@ -56,6 +79,24 @@ class PostgresOutboxSchemaTest {
                 "my_outbox_pending_seq_idx", "my_outbox_pkey", "my_outbox_sent_at_idx", "my_outbox_unsent_aggregate_idx");
         assertThat(strings("SELECT table_name FROM information_schema.tables WHERE table_schema = '" + db.schema
                 + "' AND table_name = 'queuebox_capture_state'")).containsExactly("queuebox_capture_state");
+        assertThat(strings("SELECT tgname FROM pg_trigger WHERE tgrelid = '" + db.schema + ".my_outbox'::regclass"
+                + " AND NOT tgisinternal")).containsExactly("my_outbox_aggregate_lock");
+    }
+
+    @Test
+    void theSecondScriptUpgradesATableThatAlreadyHasRowsAndSeqKeepsGrowing() throws SQLException {
+        PostgresOutboxSettings settings = db.settings().table("upgraded").build();
+        String table = settings.qualifiedTable();
+        db.execute(SchemaScripts.render("V1__queuebox_outbox.sql", settings));
+        db.execute("INSERT INTO " + table + " (event_id, aggregate_type, aggregate_id, event_type, payload)"
+                + " SELECT gen_random_uuid(), 'order', 'order-' || g, 'OrderPlaced', '\\x7b7d' FROM generate_series(1, 3) g");
+
+        db.execute(SchemaScripts.render("V2__queuebox_aggregate_order.sql", settings));
+        db.execute("INSERT INTO " + table + " (event_id, aggregate_type, aggregate_id, event_type, payload)"
+                + " VALUES (gen_random_uuid(), 'order', 'order-1', 'OrderShipped', '\\x7b7d')");
+
+        assertThat(strings("SELECT event_type FROM " + table + " ORDER BY seq"))
+                .containsExactly("OrderPlaced", "OrderPlaced", "OrderPlaced", "OrderShipped");
     }
 
     private static List<String> strings(String sql) throws SQLException {

@@ -15,6 +15,7 @@ import io.queuebox.ports.ParkingPolicy;
 import io.queuebox.ports.ReplaySelector;
 import io.queuebox.jdbc.testing.ReusingDataSource;
 import java.sql.Connection;
+import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -137,6 +138,35 @@ class SqlServerOutboxStoreSqlTest {
         }
     }
 
+    /**
+     * Issue 11 with an application that inserts with plain SQL: SQL Server lets the later insert commit
+     * (nothing makes it wait), and the claim holds it back while the earlier insert is uncommitted; after
+     * the commit the earlier row comes first and the later one waits while the earlier one is leased.
+     */
+    @Test
+    void aPlainInsertOfALaterEventCommitsButIsHeldBackWhileTheEarlierInsertIsUncommitted() throws SQLException {
+        UUID early = UUID.randomUUID();
+        UUID late = UUID.randomUUID();
+        OutboxStore secondRelay = SqlServerOutbox.store(db.dataSource, settings);
+        try (Connection first = db.dataSource.getConnection(); Connection second = db.dataSource.getConnection()) {
+            first.setAutoCommit(false);
+            insertPlain(first, early, "A");
+            second.setAutoCommit(false);
+            insertPlain(second, late, "A");
+            second.commit();
+
+            assertThat(store.claim(request(10, ParkingPolicy.HOLD_AGGREGATE)).isEmpty()).isTrue();
+            assertThat(secondRelay.claim(request(10, ParkingPolicy.HOLD_AGGREGATE)).isEmpty()).isTrue();
+            first.commit();
+        }
+
+        ClaimBatch firstClaim = store.claim(request(1, ParkingPolicy.HOLD_AGGREGATE));
+        assertThat(ids(firstClaim)).containsExactly(early);
+        assertThat(secondRelay.claim(request(10, ParkingPolicy.HOLD_AGGREGATE)).isEmpty()).isTrue();
+        store.markSent(firstClaim.lease(), ids(firstClaim));
+        assertThat(ids(secondRelay.claim(request(10, ParkingPolicy.HOLD_AGGREGATE)))).containsExactly(late);
+    }
+
     @Test
     void deleteOnSendRemovesTheRowWhenItIsConfirmed() {
         OutboxStore deleting = SqlServerOutbox.store(db.dataSource, db.settings().deleteOnSend(true).build());
@@ -204,6 +234,16 @@ class SqlServerOutboxStoreSqlTest {
 
     private static List<UUID> ids(ClaimBatch batch) {
         return batch.deliveries().stream().map(ClaimedDelivery::eventId).toList();
+    }
+
+    /** An application's own INSERT, without QueueBox's writer. */
+    private static void insertPlain(Connection connection, UUID eventId, String aggregateId) throws SQLException {
+        try (PreparedStatement insert = connection.prepareStatement("INSERT INTO " + settings.qualifiedTable()
+                + " (event_id, aggregate_type, aggregate_id, event_type, payload) VALUES (?, N'order', ?, N'OrderPlaced', 0x7B7D)")) {
+            insert.setString(1, eventId.toString());
+            insert.setString(2, aggregateId);
+            insert.executeUpdate();
+        }
     }
 
     private static void write(List<OutboxEvent> events) {

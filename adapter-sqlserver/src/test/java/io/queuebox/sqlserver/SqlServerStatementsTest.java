@@ -76,6 +76,32 @@ class SqlServerStatementsTest {
         assertThat(sql.indexOf("DELETE c FROM @candidates")).isLessThan(sql.indexOf("UPDATE u SET"));
     }
 
+    /**
+     * Issue 11 on SQL Server: the database does not make a later writer of an aggregate wait (no BEFORE
+     * trigger can take a lock before IDENTITY draws seq). The claim holds the later row back instead: both
+     * sibling checks read {@code WITH (NOLOCK)}, so they see the uncommitted earlier row of another open
+     * transaction without waiting for it, and the gaps step counts every earlier pending row that is not
+     * among the candidates, whether it is ready or not. A check that read with READPAST (or under snapshot
+     * isolation) would not see that row and would let the later one overtake it.
+     */
+    @Test
+    void theOrderedClaimsSiblingChecksSeeAnUncommittedEarlierRowOfTheAggregate() {
+        String sql = SqlServerStatements.CLAIM_ORDERED.render(SETTINGS);
+        List<String> siblingReads = new ArrayList<>();
+        Matcher reads = Pattern.compile(Pattern.quote(TABLE) + " e WITH \\(([A-Z, ]+)\\)").matcher(sql);
+        while (reads.find()) {
+            siblingReads.add(reads.group(1));
+        }
+        assertThat(siblingReads).as("hints of the reads of earlier rows (alias e)").containsExactly("NOLOCK", "NOLOCK");
+        assertThat(sql).doesNotContainPattern(Pattern.quote(TABLE) + " e(?! WITH \\(NOLOCK\\))");
+        String gaps = sql.substring(sql.indexOf("DELETE c FROM @candidates c"), sql.indexOf("UPDATE u SET"));
+        assertThat(gaps)
+                .contains("e.aggregate_type = c.aggregate_type AND e.aggregate_id = c.aggregate_id AND e.seq < c.seq")
+                .contains("AND (e.status = 'pending' OR (e.status = 'parked' AND @parkedHolds = 1))")
+                .doesNotContain("next_attempt_at", "lease_until", "READPAST");
+        assertThat(sql).doesNotContain("SNAPSHOT", "READ COMMITTED");
+    }
+
     @Test
     void theUnorderedClaimIsOneStatement() {
         String sql = SqlServerStatements.CLAIM_UNORDERED.render(SETTINGS);

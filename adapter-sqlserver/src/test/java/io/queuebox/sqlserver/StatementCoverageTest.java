@@ -32,6 +32,7 @@ class StatementCoverageTest {
                     CONTRACT + "claimedRowsCarryTheEventAsWrittenTheBatchLeaseAndNoAttempts",
                     CONTRACT + "aRowCommittedAfterALaterRowWasSentIsStillDelivered",
                     CONTRACT + "aRolledBackWriteIsNeverClaimed",
+                    CONTRACT + "aLaterEventOfAnAggregateWaitsForAnEarlierOneThatIsStillUncommitted",
                     "SqlServerOutboxWriterTest#aBatchLargerThanOneStatementKeepsListOrderAcrossStatements",
                     "SqlServerOutboxWriterTest#aMissingTableIsNamedWithHowToCreateIt")),
             entry(SqlServerStatements.CLAIM_ORDERED, List.of(
@@ -46,6 +47,9 @@ class StatementCoverageTest {
                     CONTRACT + "aParkedRowLetsItsAggregateContinueUnderContinueAggregate",
                     SQL + "aLaterRowIsNotClaimedWhileAConcurrentClaimerLocksItsEarlierSibling",
                     SQL + "aLaterRowIsNotClaimedWhileAnEarlierRowOfItsAggregateIsBeingWritten",
+                    CONTRACT + "aLaterEventOfAnAggregateWaitsForAnEarlierOneThatIsStillUncommitted",
+                    CONTRACT + "aLaterEventOfAnAggregateIsClaimableOnceTheEarlierWriteRolledBack",
+                    SQL + "aPlainInsertOfALaterEventCommitsButIsHeldBackWhileTheEarlierInsertIsUncommitted",
                     SQL + "aBatchOf500IsOneRoundTripToClaimAndOneToMarkSent")),
             entry(SqlServerStatements.CLAIM_UNORDERED, List.of(
                     CONTRACT + "withoutOrderingLaterRowsOfAnAggregateAreClaimable",

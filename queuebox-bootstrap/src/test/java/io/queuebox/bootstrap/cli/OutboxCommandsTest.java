@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queuebox.bootstrap.TestDatabase;
 import io.queuebox.ports.OutboxEvent;
+import io.queuebox.postgres.PostgresOutbox;
+import io.queuebox.postgres.PostgresOutboxSettings;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.Statement;
@@ -44,10 +46,13 @@ class OutboxCommandsTest {
         CliRun second = CliRun.of(env, "migrate");
 
         assertThat(first.exitCode()).as(first.err()).isZero();
-        assertThat(first.out()).contains("1 migration(s) applied").contains("public.queuebox_schema_history");
+        int scripts = PostgresOutbox.renderSchemaScripts(PostgresOutboxSettings.defaults()).size();
+        assertThat(first.out()).contains(scripts + " migration(s) applied").contains("public.queuebox_schema_history");
         assertThat(second.exitCode()).as(second.err()).isZero();
         assertThat(second.out()).contains("0 migration(s) applied");
         assertThat(database.count("public.queuebox_schema_history", "version = '1' AND success")).isEqualTo(1);
+        assertThat(database.count("public.queuebox_schema_history", "version = '2' AND success")).isEqualTo(1);
+        assertThat(database.count("pg_trigger", "tgname = 'queuebox_outbox_aggregate_lock'")).isEqualTo(1);
     }
 
     @Test

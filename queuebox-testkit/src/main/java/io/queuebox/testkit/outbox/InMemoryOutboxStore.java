@@ -25,10 +25,12 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.locks.ReentrantLock;
@@ -42,7 +44,12 @@ import java.util.function.Function;
  * <p>It also models write transactions, so the out-of-order commit of the outbox seed can be reproduced:
  * a row takes its sequence when it is inserted ({@link #begin()} then {@link #enqueue(Transaction, OutboxEvent)})
  * and becomes visible to claims only when its transaction commits. {@link #enqueue(OutboxEvent...)} writes
- * and commits in one step.
+ * and commits in one step. A row of an open transaction holds back the later rows of its aggregate, as an
+ * earlier pending row that is not ready does, until its transaction commits or rolls back: so a later event
+ * of an aggregate that commits first is never claimed before the earlier one (PostgreSQL gets the same
+ * result by making the later writer wait; this store holds back instead, so that a single-threaded test that
+ * leaves a transaction open does not hang). A transaction that is never ended holds its aggregates back for
+ * good, like an open database transaction.
  *
  * <p>Thread-safe: one lock guards the table, which is what makes concurrent claimers safe.
  */
@@ -53,6 +60,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxWriter<InMe
     private final ReentrantLock lock = new ReentrantLock();
     private final TreeMap<Long, Row> rows = new TreeMap<>();
     private final Map<UUID, Row> rowsById = new HashMap<>();
+    private final Set<Transaction> openWrites = new LinkedHashSet<>();
     private long lastSequence;
 
     private InMemoryOutboxStore(Clock clock, boolean deleteOnSend) {
@@ -117,6 +125,9 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxWriter<InMe
                 }
                 transaction.inserted.add(new Row(++lastSequence, event, now));
             }
+            if (!transaction.inserted.isEmpty()) {
+                openWrites.add(transaction);
+            }
         } finally {
             lock.unlock();
         }
@@ -135,6 +146,12 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxWriter<InMe
             for (Row row : rows.values()) {
                 if (row.status != RowStatus.SENT) {
                     states.add(row.state());
+                }
+            }
+            // Uncommitted rows are never claimed, but each holds back the later rows of its aggregate.
+            for (Transaction open : openWrites) {
+                for (Row row : open.inserted) {
+                    states.add(new RowState(row.sequence, row.event.aggregate(), RowStatus.PENDING, Instant.MAX, null));
                 }
             }
             Instant leaseUntil = now.plus(request.leaseLength());
@@ -457,6 +474,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxWriter<InMe
                 rowsById.put(row.event.eventId(), row);
             }
             transaction.open = false;
+            openWrites.remove(transaction);
         } finally {
             lock.unlock();
         }
@@ -467,6 +485,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxWriter<InMe
         try {
             transaction.inserted.clear();
             transaction.open = false;
+            openWrites.remove(transaction);
         } finally {
             lock.unlock();
         }

@@ -53,7 +53,8 @@ import org.junit.jupiter.api.Timeout;
  *   <li>{@link #writeCommitted(List)}: writes events in one committed transaction, the way an application
  *       does through the store's {@code OutboxWriter};</li>
  *   <li>{@link #beginUncommittedWrite(OutboxEvent)}: inserts an event in a transaction left open, for the
- *       out-of-order commit scenario.</li>
+ *       out-of-order commit scenarios (of two aggregates, and of one aggregate, where the store must either
+ *       block the later writer or hold its row back).</li>
  * </ul>
  *
  * <p>Time is real: SQL stores compare due times and leases on the database clock, so the scenarios use
@@ -72,6 +73,8 @@ public abstract class OutboxStoreContract {
     private static final Duration SHORT_LEASE = Duration.ofMillis(SHORT_LEASE_MILLIS);
     private static final Duration SHORT_DELAY = Duration.ofMillis(SHORT_DELAY_MILLIS);
     private static final Duration LONG_LEASE = Duration.ofSeconds(30);
+    /** How long a concurrent write gets to either commit or show that it is blocked. */
+    private static final Duration WRITE_SETTLES = Duration.ofSeconds(1);
 
     private final Map<UUID, Long> sentSequences = new ConcurrentHashMap<>();
     private OutboxStore store;
@@ -88,7 +91,11 @@ public abstract class OutboxStoreContract {
         return store;
     }
 
-    /** Writes the events, in list order, in one transaction that commits before this returns. */
+    /**
+     * Writes the events, in list order, in one transaction that commits before this returns. Must be safe to
+     * call from another thread while an {@link #beginUncommittedWrite uncommitted write} is open, and may
+     * block until that write ends if the store serialises the writers of an aggregate.
+     */
     protected abstract void writeCommitted(List<OutboxEvent> events);
 
     /**
@@ -455,6 +462,73 @@ public abstract class OutboxStoreContract {
         assertThat(store.markSent(afterCommit.lease(), ids(afterCommit))).isEqualTo(1);
     }
 
+    /**
+     * Issue 11: the earlier event of an aggregate is still uncommitted when a later event of the same
+     * aggregate is written and committed by another transaction. A store may block the later write until the
+     * earlier transaction ends (PostgreSQL's per-aggregate lock) or hold the later row back while the
+     * earlier one is uncommitted (the in-memory store, SQL Server's claim); either way no claim may return the
+     * later event while the earlier one is open, and once both are committed the earlier one comes first and
+     * the later one waits while the earlier one is leased by another claimer.
+     */
+    @Test
+    final void aLaterEventOfAnAggregateWaitsForAnEarlierOneThatIsStillUncommitted() throws Exception {
+        String aggregate = anAggregateId();
+        OutboxEvent early = anEventFor(aggregate, 1);
+        OutboxEvent late = anEventFor(aggregate, 2);
+        ExecutorService application = Executors.newSingleThreadExecutor();
+        UncommittedWrite earlyWrite = beginUncommittedWrite(early);
+        boolean ended = false;
+        try {
+            Future<?> lateWrite = application.submit(() -> writeCommitted(List.of(late)));
+            // A store that lets the later write through commits it at once; one that blocks it keeps it waiting.
+            awaitDoneOrElapsed(lateWrite, WRITE_SETTLES);
+
+            ClaimBatch byFirst = store.claim(aClaimRequest().build());
+            ClaimBatch bySecond = secondStoreOnSameOutbox().claim(aClaimRequest().by("other-relay").build());
+            assertThat(events(byFirst)).as("claimed while the earlier event of the aggregate is uncommitted")
+                    .doesNotContain(late);
+            assertThat(events(bySecond)).as("claimed by a second relay while the earlier event is uncommitted")
+                    .doesNotContain(late);
+
+            earlyWrite.commit();
+            ended = true;
+            lateWrite.get(10, TimeUnit.SECONDS);
+        } finally {
+            if (!ended) {
+                earlyWrite.rollback();
+            }
+            application.shutdownNow();
+        }
+
+        ClaimBatch first = store.claim(aClaimRequest().forAtMost(1).build());
+        assertThat(events(first)).as("the earlier event comes first").containsExactly(early);
+        assertThat(secondStoreOnSameOutbox().claim(aClaimRequest().by("other-relay").build()).isEmpty())
+                .as("the later event waits while the earlier one is leased by another relay").isTrue();
+        assertThat(store.markSent(first.lease(), ids(first))).isEqualTo(1);
+        ClaimBatch second = secondStoreOnSameOutbox().claim(aClaimRequest().by("other-relay").build());
+        assertThat(events(second)).containsExactly(late);
+        assertThat(second.deliveries().get(0).sequence()).isGreaterThan(first.deliveries().get(0).sequence());
+    }
+
+    @Test
+    final void aLaterEventOfAnAggregateIsClaimableOnceTheEarlierWriteRolledBack() throws Exception {
+        String aggregate = anAggregateId();
+        OutboxEvent rolledBack = anEventFor(aggregate, 1);
+        OutboxEvent late = anEventFor(aggregate, 2);
+        ExecutorService application = Executors.newSingleThreadExecutor();
+        UncommittedWrite earlyWrite = beginUncommittedWrite(rolledBack);
+        try {
+            Future<?> lateWrite = application.submit(() -> writeCommitted(List.of(late)));
+            awaitDoneOrElapsed(lateWrite, WRITE_SETTLES);
+            earlyWrite.rollback();
+            lateWrite.get(10, TimeUnit.SECONDS);
+        } finally {
+            application.shutdownNow();
+        }
+
+        assertThat(events(store.claim(aClaimRequest().build()))).containsExactly(late);
+    }
+
     @Test
     final void aRolledBackWriteIsNeverClaimed() {
         beginUncommittedWrite(anEvent()).rollback();
@@ -702,6 +776,13 @@ public abstract class OutboxStoreContract {
             return !batch.isEmpty();
         });
         return found[0];
+    }
+
+    /** Waits until {@code task} is done or {@code limit} has passed, whichever comes first. */
+    private static void awaitDoneOrElapsed(Future<?> task, Duration limit) {
+        long deadline = System.nanoTime() + limit.toNanos();
+        await().atMost(limit.plusSeconds(5)).pollInterval(Duration.ofMillis(10))
+                .until(() -> task.isDone() || System.nanoTime() >= deadline);
     }
 
     private static void awaitUntil(Callable<Boolean> condition) {

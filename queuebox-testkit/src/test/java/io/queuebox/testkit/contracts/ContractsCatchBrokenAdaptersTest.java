@@ -62,10 +62,17 @@ class ContractsCatchBrokenAdaptersTest {
     }
 
     @Test
+    void theStoreContractCatchesALaterEventOvertakingAnUncommittedEarlierOneOfItsAggregate() {
+        assertFails(StoreIgnoringOpenWrites.class, "aLaterEventOfAnAggregateWaitsForAnEarlierOneThatIsStillUncommitted");
+    }
+
+    @Test
     void theStoreContractPassesTheUnbrokenStoreOnTheSameScenarios() {
         assertPasses(StoreIgnoringNothing.class, "aStaleClaimerChangesNothingAfterItsRowsWereReclaimed",
                 "orderingKeepsAnAggregatesLaterRowUntilTheEarlierIsSent",
-                "aRowCommittedAfterALaterRowWasSentIsStillDelivered");
+                "aRowCommittedAfterALaterRowWasSentIsStillDelivered",
+                "aLaterEventOfAnAggregateWaitsForAnEarlierOneThatIsStillUncommitted",
+                "aLaterEventOfAnAggregateIsClaimableOnceTheEarlierWriteRolledBack");
     }
 
     @Test
@@ -201,6 +208,32 @@ class ContractsCatchBrokenAdaptersTest {
             return new UncommittedWrite() {
                 @Override
                 public void commit() {
+                }
+
+                @Override
+                public void rollback() {
+                }
+            };
+        }
+    }
+
+    /**
+     * A store whose open write transactions neither block later writers of their aggregate nor hold their
+     * rows back (what the SQL stores did before issue 11): the uncommitted row only reaches the store when
+     * it commits.
+     */
+    static class StoreIgnoringOpenWrites extends InMemoryRun {
+        @Override
+        OutboxStore wrap(InMemoryOutboxStore store) {
+            return new Delegating(store);
+        }
+
+        @Override
+        protected UncommittedWrite beginUncommittedWrite(OutboxEvent event) {
+            return new UncommittedWrite() {
+                @Override
+                public void commit() {
+                    inner.enqueue(event);
                 }
 
                 @Override

@@ -109,6 +109,24 @@ class InMemoryOutboxStoreOnAMutableClockTest {
     }
 
     @Test
+    void anOpenTransactionHoldsBackOnlyTheLaterRowsOfItsOwnAggregatesAndOnlyWithOrdering() {
+        String aggregate = anAggregateId();
+        List<OutboxEvent> events = eventsFor(aggregate, 2);
+        OutboxEvent other = anEvent();
+        InMemoryOutboxStore.Transaction early = store.begin();
+        store.enqueue(early, events.get(0));
+        store.enqueueAll(List.of(events.get(1), other));
+
+        assertThat(store.claim(aClaimRequest().build()).deliveries()).extracting(ClaimedDelivery::event)
+                .containsExactly(other);
+        assertThat(store.claim(aClaimRequest().withoutOrdering().build()).deliveries())
+                .extracting(ClaimedDelivery::event).containsExactly(events.get(1));
+        early.commit();
+        assertThat(store.claim(aClaimRequest().withoutOrdering().build()).deliveries())
+                .extracting(ClaimedDelivery::event).containsExactly(events.get(0));
+    }
+
+    @Test
     void aRolledBackOrAbandonedTransactionLeavesNothing() {
         InMemoryOutboxStore.Transaction rolledBack = store.begin();
         store.enqueue(rolledBack, anEvent());
