@@ -138,10 +138,14 @@ class PostgresClaimPlanTest {
     /** Four batches leased by other workers at the front, then one pending row for each of many aggregates. */
     private long claimBuffersBehindBatchesInFlight(int aggregates) throws Exception {
         empty();
-        db.execute("INSERT INTO " + settings.qualifiedTable()
-                + " (event_id, aggregate_type, aggregate_id, event_type, payload)"
-                + " SELECT gen_random_uuid(), 'order', 'agg-' || g, 'created', decode(repeat('ab', 100), 'hex')"
-                + " FROM generate_series(1, " + (aggregates + OutboxSql.claimWindow(BATCH)) + ") g");
+        int rows = aggregates + OutboxSql.claimWindow(BATCH);
+        // Several transactions: each holds one write lock per aggregate until it commits (V2).
+        for (int from = 1; from <= rows; from += 5_000) {
+            db.execute("INSERT INTO " + settings.qualifiedTable()
+                    + " (event_id, aggregate_type, aggregate_id, event_type, payload)"
+                    + " SELECT gen_random_uuid(), 'order', 'agg-' || g, 'created', decode(repeat('ab', 100), 'hex')"
+                    + " FROM generate_series(" + from + ", " + Math.min(rows, from + 4_999) + ") g");
+        }
         db.execute("UPDATE " + settings.qualifiedTable() + " SET lease_token = gen_random_uuid(),"
                 + " lease_owner = 'other-worker', lease_until = now() + interval '1 hour'"
                 + " WHERE seq IN (SELECT seq FROM " + settings.qualifiedTable() + " ORDER BY seq LIMIT "
