@@ -76,10 +76,10 @@ class RecordingPublisherScriptTest {
         List<PublishOutcome> outcomes = broker.publish(
                 claimedDeliveriesOf(events.get(0), events.get(1), other, events.get(2)));
 
-        assertThat(outcomes.get(1)).isEqualTo(PublishOutcome.retriable(events.get(1).eventId(),
+        assertThat(outcomes.get(1)).isEqualTo(PublishOutcome.notAttempted(events.get(1).eventId(),
                 "not attempted: an earlier event of aggregate " + events.get(0).aggregate() + " failed"));
         assertThat(outcomes.get(2).isAcked()).isTrue();
-        assertThat(outcomes.get(3)).isInstanceOf(PublishOutcome.RetriableFailure.class);
+        assertThat(outcomes.get(3)).isInstanceOf(PublishOutcome.NotAttempted.class);
         assertThat(broker.attempts()).hasSize(2);
         assertThat(broker.delivered()).containsExactly(other);
     }
