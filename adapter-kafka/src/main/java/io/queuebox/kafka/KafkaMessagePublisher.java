@@ -7,16 +7,21 @@ import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.PublishOutcome;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Deque;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -29,6 +34,12 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * event's own. Messages of different aggregates are in flight together; the next message of an aggregate
  * is sent only once the previous one was acknowledged, so a failure stops its aggregate before anything
  * later of it reaches the broker.
+ *
+ * <p>One call takes at most {@code publish.timeout.ms}. Topic metadata is fetched off the calling thread
+ * ({@link TopicLookups}), so a missing topic or an unreachable cluster costs one wait per call, not one
+ * {@code max.block.ms} per record. A missing topic holds back only the records to it (retriable, charged,
+ * named in health); Kafka being down or refusing the relay's credentials sends nothing and charges nothing
+ * ({@code NotAttempted}) until a probe ({@link ClusterProbe}) gets an answer again.
  */
 public final class KafkaMessagePublisher implements MessagePublisher {
 
@@ -39,13 +50,12 @@ public final class KafkaMessagePublisher implements MessagePublisher {
     public static final String HEADER_AGGREGATE_ID = "aggregate-id";
     public static final String HEADER_CONTENT_TYPE = "content-type";
 
-    // Beyond the producer's own bounds (max.block + delivery.timeout) the call gives up waiting anyway.
-    private static final long WAIT_MARGIN_MS = 5_000;
-
     private final KafkaSettings settings;
     private final Producer<String, byte[]> producer;
+    private final KafkaHealth state = new KafkaHealth();
+    private final TopicLookups lookups;
+    private final ClusterProbe probe;
     private final AtomicBoolean closed = new AtomicBoolean();
-    private final AtomicReference<Health> health = new AtomicReference<>(Health.up("no message sent yet"));
 
     private KafkaMessagePublisher(KafkaSettings settings) {
         this.settings = settings;
@@ -55,6 +65,8 @@ public final class KafkaMessagePublisher implements MessagePublisher {
             throw new IllegalArgumentException("cannot create the Kafka producer: " + KafkaErrors.reason(
                     e.getCause() != null ? e.getCause() : e), e);
         }
+        this.lookups = new TopicLookups(producer, this::looked);
+        this.probe = new ClusterProbe(settings.producerProperties(), settings.requestTimeoutMs(), this::probed);
     }
 
     /** A publisher with its own producer. No connection is made until the first publish. */
@@ -67,18 +79,27 @@ public final class KafkaMessagePublisher implements MessagePublisher {
         if (closed.get()) {
             throw new IllegalStateException("the Kafka publisher is closed");
         }
+        String outage = state.outage();
+        if (outage != null) {
+            // Sending now would only charge every record an attempt once it expired; the probe tells when to resume.
+            probe.start();
+            return batch.stream().map(delivery -> PublishOutcome.notAttempted(delivery.eventId(),
+                    "not attempted: " + outage)).toList();
+        }
         return new Call(batch).run();
     }
 
     @Override
     public Health health() {
-        return health.get();
+        return state.health(System.currentTimeMillis());
     }
 
     @Override
     public void close() {
         if (closed.compareAndSet(false, true)) {
+            probe.close();
             producer.close(Duration.ofSeconds(5));
+            lookups.close();
         }
     }
 
@@ -87,43 +108,95 @@ public final class KafkaMessagePublisher implements MessagePublisher {
         return "KafkaMessagePublisher[" + settings + "]";
     }
 
-    private record Completion(int chain, int index, Exception failure) {
+    /** Every metadata lookup's end, whichever call (if any) still waits for it. */
+    private void looked(String topic, Throwable failure) {
+        if (failure == null) {
+            state.topicFound(topic);
+            return;
+        }
+        String reason = KafkaErrors.reason(failure);
+        switch (KafkaErrors.kindOf(failure)) {
+            case MISSING_TOPIC -> state.topicMissing(topic, reason, System.currentTimeMillis());
+            case TOPIC_NOT_AUTHORIZED -> state.topicNotAuthorized(topic, reason, System.currentTimeMillis());
+            case UNAVAILABLE -> state.outage("Kafka unavailable (" + reason + ")");
+            case NOT_AUTHORIZED -> state.outage("Kafka refuses the relay (" + reason + ")");
+            default -> {
+                // Closed or interrupted: the calls waiting for it answer for themselves.
+            }
+        }
     }
 
-    /** One publish call: its outcomes, its chains and the acks that come back for them. */
+    private void probed(Throwable failure) {
+        KafkaErrors.Kind kind = failure == null ? null : KafkaErrors.kindOf(failure);
+        if (kind != KafkaErrors.Kind.UNAVAILABLE && kind != KafkaErrors.Kind.NOT_AUTHORIZED) {
+            // Kafka answered, or the probe itself is broken (it could not tell): either way sending decides again,
+            // rather than a broken probe holding every event back for good.
+            state.answered();
+        }
+    }
+
+    /** What a call learnt about one topic: send to it, wait for its metadata, or answer its records at once. */
+    private record Verdict(boolean ready, Function<UUID, PublishOutcome> answer) {
+        static final Verdict READY = new Verdict(true, null);
+        static final Verdict PENDING = new Verdict(false, null);
+
+        static Verdict answer(Function<UUID, PublishOutcome> answer) {
+            return new Verdict(false, answer);
+        }
+    }
+
+    private sealed interface Signal {
+    }
+
+    /** A send ended; {@code beforeAppend}: it failed on the calling thread, before the producer took the record. */
+    private record Completion(int chain, int index, Exception failure, boolean beforeAppend) implements Signal {
+    }
+
+    private record Looked(String topic, Throwable failure) implements Signal {
+    }
+
+    /** One publish call: its outcomes, its chains, and what comes back for them (acks, topic metadata). */
     private final class Call {
         private final List<ClaimedDelivery> batch;
+        private final String[] topicOf;
         private final PublishOutcome[] outcomes;
+        private final boolean[] sent;
         private final List<Deque<Integer>> chains;
-        private final BlockingQueue<Completion> completions = new LinkedBlockingQueue<>();
-        private String unavailable;
+        private final BlockingQueue<Signal> signals = new LinkedBlockingQueue<>();
+        private final Map<String, Verdict> topics = new HashMap<>();
+        private final Map<String, List<Integer>> waitingChains = new HashMap<>();
+        private final Thread caller = Thread.currentThread();
+        private final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.publishTimeoutMs());
+        private String stopped;
         private int inFlight;
+        private int waiting;
 
         Call(List<ClaimedDelivery> batch) {
             this.batch = List.copyOf(batch);
             this.outcomes = new PublishOutcome[this.batch.size()];
+            this.sent = new boolean[this.batch.size()];
+            this.topicOf = new String[this.batch.size()];
+            for (int i = 0; i < topicOf.length; i++) {
+                topicOf[i] = settings.router().topicFor(this.batch.get(i).event());
+            }
             this.chains = AggregateChains.of(this.batch);
         }
 
         List<PublishOutcome> run() {
-            long deadline = System.nanoTime()
-                    + TimeUnit.MILLISECONDS.toNanos(settings.maxBlockMs() + settings.deliveryTimeoutMs() + WAIT_MARGIN_MS);
             for (int chain = 0; chain < chains.size(); chain++) {
-                sendNext(chain);
+                advance(chain);
             }
             try {
-                while (inFlight > 0) {
-                    Completion done = completions.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
-                    if (done == null) {
+                while (inFlight + waiting > 0) {
+                    long remaining = deadline - System.nanoTime();
+                    Signal signal = remaining > 0 ? signals.poll(remaining, TimeUnit.NANOSECONDS) : null;
+                    if (signal == null) {
                         break;
                     }
-                    inFlight--;
-                    if (done.failure() == null) {
-                        outcomes[done.index()] = PublishOutcome.acked(batch.get(done.index()).eventId());
-                        health.set(Health.up("last send acknowledged"));
-                        sendNext(done.chain());
-                    } else {
-                        fail(done.chain(), done.index(), done.failure());
+                    if (signal instanceof Completion completion) {
+                        completed(completion);
+                    } else if (signal instanceof Looked looked) {
+                        looked(looked);
                     }
                 }
             } catch (InterruptedException e) {
@@ -131,53 +204,180 @@ public final class KafkaMessagePublisher implements MessagePublisher {
             }
             for (int i = 0; i < outcomes.length; i++) {
                 if (outcomes[i] == null) {
-                    // Sent but unanswered (deadline or interrupt), or never sent: the broker may or may not have it.
-                    outcomes[i] = PublishOutcome.retriable(batch.get(i).eventId(),
-                            "no acknowledgement from Kafka within the publish deadline");
+                    outcomes[i] = unanswered(i);
                 }
             }
             return Arrays.asList(outcomes);
         }
 
-        private void sendNext(int chain) {
-            Integer index = chains.get(chain).poll();
-            if (index == null) {
+        /** Sends the chain's next record, parks the chain until its topic is known, or answers the chain. */
+        private void advance(int chain) {
+            Deque<Integer> queue = chains.get(chain);
+            Integer index = queue.peek();
+            if (index == null || System.nanoTime() >= deadline) {
+                return; // past the deadline nothing more is sent; the rest is answered "not attempted"
+            }
+            if (stopped != null) {
+                answerRest(chain, eventId -> PublishOutcome.notAttempted(eventId, "not attempted: " + stopped));
                 return;
             }
-            if (unavailable != null) {
-                outcomes[index] = PublishOutcome.retriable(batch.get(index).eventId(),
-                        "not attempted: Kafka unavailable in this call (" + unavailable + ")");
-                failRest(chain);
+            String topic = topicOf[index];
+            Verdict verdict = topics.computeIfAbsent(topic, this::lookUp);
+            if (verdict.ready()) {
+                queue.poll();
+                send(chain, index);
+            } else if (verdict.answer() == null) {
+                waitingChains.computeIfAbsent(topic, t -> new ArrayList<>()).add(chain);
+                waiting++;
+            } else {
+                queue.poll();
+                outcomes[index] = verdict.answer().apply(batch.get(index).eventId());
+                answerRest(chain, notAttemptedAfter(index));
+            }
+        }
+
+        private Verdict lookUp(String topic) {
+            CompletableFuture<Void> lookup = lookups.lookup(topic);
+            Optional<String> missing = state.missing(topic, System.currentTimeMillis());
+            if (missing.isPresent() && !lookup.isDone()) {
+                // Found missing a moment ago: answer now rather than wait max.block.ms for it again. The lookup
+                // carries on, and once the topic exists the next call sends to it.
+                return missingTopic(topic, missing.get());
+            }
+            lookup.whenComplete((ignored, failure) -> signals.add(new Looked(topic, failure)));
+            return Verdict.PENDING;
+        }
+
+        private void looked(Looked looked) {
+            Verdict verdict = verdictOf(looked.topic(), looked.failure());
+            topics.put(looked.topic(), verdict);
+            List<Integer> waitingForIt = waitingChains.remove(looked.topic());
+            if (waitingForIt == null) {
                 return;
             }
+            waiting -= waitingForIt.size();
+            for (int chain : waitingForIt) {
+                advance(chain);
+            }
+        }
+
+        private Verdict verdictOf(String topic, Throwable failure) {
+            if (failure == null) {
+                return Verdict.READY;
+            }
+            String reason = KafkaErrors.reason(failure);
+            return switch (KafkaErrors.kindOf(failure)) {
+                case MISSING_TOPIC -> missingTopic(topic, reason);
+                case PERMANENT -> Verdict.answer(eventId -> PublishOutcome.permanent(eventId, reason));
+                case TOPIC_NOT_AUTHORIZED -> Verdict.answer(eventId -> PublishOutcome.notAttempted(eventId,
+                        "not attempted: not authorized to write to topic '" + topic + "' (" + reason + ")"));
+                case UNAVAILABLE -> stop("Kafka unavailable (" + reason + ")");
+                case NOT_AUTHORIZED -> stop("Kafka refuses the relay (" + reason + ")");
+                case RETRIABLE -> Verdict.answer(eventId -> PublishOutcome.notAttempted(eventId,
+                        "not attempted: no metadata for topic '" + topic + "' (" + reason + ")"));
+            };
+        }
+
+        private Verdict missingTopic(String topic, String reason) {
+            return Verdict.answer(eventId -> PublishOutcome.retriable(eventId,
+                    "topic '" + topic + "' does not exist (" + reason + ")"));
+        }
+
+        /** Nothing more is sent in this call; the records waiting for metadata are answered now. */
+        private Verdict stop(String reason) {
+            if (stopped == null) {
+                stopped = reason;
+                Function<UUID, PublishOutcome> notAttempted = eventId -> PublishOutcome.notAttempted(eventId,
+                        "not attempted: " + reason);
+                waitingChains.values().forEach(waitingForIt -> waitingForIt.forEach(chain -> answerRest(chain,
+                        notAttempted)));
+                waitingChains.clear();
+                waiting = 0;
+            }
+            return Verdict.answer(eventId -> PublishOutcome.notAttempted(eventId, "not attempted: " + reason));
+        }
+
+        private void send(int chain, int index) {
+            sent[index] = true;
             inFlight++;
             try {
-                producer.send(record(batch.get(index)), (metadata, failure) ->
-                        completions.add(new Completion(chain, index, failure)));
+                producer.send(record(batch.get(index)), (metadata, failure) -> signals.add(
+                        new Completion(chain, index, failure, Thread.currentThread() == caller)));
             } catch (RuntimeException e) {
-                // Thrown instead of reported through the callback (serialization, closed producer, interrupt).
-                completions.add(new Completion(chain, index, e));
+                // Thrown instead of reported through the callback (closed producer, interrupt): never appended.
+                signals.add(new Completion(chain, index, e, true));
             }
         }
 
-        private void fail(int chain, int index, Exception failure) {
-            PublishOutcome outcome = KafkaErrors.classify(batch.get(index).eventId(), failure);
-            outcomes[index] = outcome;
-            if (KafkaErrors.isTimeout(failure)) {
-                // A timeout already cost max.block or delivery.timeout: starting more sends in this call would
-                // only multiply the wait, so the rest of the batch is answered retriable at once.
-                unavailable = KafkaErrors.reason(failure);
-                health.set(Health.down("Kafka unavailable: " + unavailable));
+        private void completed(Completion done) {
+            inFlight--;
+            int index = done.index();
+            UUID eventId = batch.get(index).eventId();
+            if (done.failure() == null) {
+                outcomes[index] = PublishOutcome.acked(eventId);
+                state.acked();
+                advance(done.chain());
+                return;
             }
-            failRest(chain);
+            String reason = KafkaErrors.reason(done.failure());
+            String topic = topicOf[index];
+            outcomes[index] = switch (KafkaErrors.kindOf(done.failure())) {
+                case PERMANENT -> PublishOutcome.permanent(eventId, reason);
+                case MISSING_TOPIC -> {
+                    state.topicMissing(topic, reason, System.currentTimeMillis());
+                    yield missingTopic(topic, reason).answer().apply(eventId);
+                }
+                case TOPIC_NOT_AUTHORIZED -> {
+                    // Refused, so not written: an outage of the relay for that topic, not the event's fault.
+                    state.topicNotAuthorized(topic, reason, System.currentTimeMillis());
+                    yield PublishOutcome.notAttempted(eventId, "not attempted: not authorized to write to topic '"
+                            + topic + "' (" + reason + ")");
+                }
+                case NOT_AUTHORIZED -> {
+                    state.outage("Kafka refuses the relay (" + reason + ")");
+                    yield stop("Kafka refuses the relay (" + reason + ")").answer().apply(eventId);
+                }
+                case UNAVAILABLE -> {
+                    // A record that expired may or may not be on the broker: in doubt, charged. The rest of the
+                    // batch, and later calls until the probe gets an answer, are not sent at all.
+                    state.outage("Kafka unavailable (" + reason + ")");
+                    stop("Kafka unavailable (" + reason + ")");
+                    yield done.beforeAppend() ? PublishOutcome.notAttempted(eventId, "not attempted: " + reason)
+                            : PublishOutcome.retriable(eventId, reason);
+                }
+                case RETRIABLE -> done.beforeAppend() ? PublishOutcome.notAttempted(eventId, "not attempted: " + reason)
+                        : PublishOutcome.retriable(eventId, reason);
+            };
+            answerRest(done.chain(), notAttemptedAfter(index));
         }
 
-        private void failRest(int chain) {
+        private Function<UUID, PublishOutcome> notAttemptedAfter(int failed) {
+            return later -> PublishOutcome.notAttempted(later,
+                    "not attempted: an earlier event of aggregate " + batch.get(failed).aggregate() + " failed");
+        }
+
+        /** Answers every record left in the chain (used after a failure, or when they cannot be sent). */
+        private void answerRest(int chain, Function<UUID, PublishOutcome> answer) {
             Deque<Integer> rest = chains.get(chain);
             for (Integer later = rest.poll(); later != null; later = rest.poll()) {
-                outcomes[later] = PublishOutcome.retriable(batch.get(later).eventId(),
-                        "not attempted: an earlier event of aggregate " + batch.get(later).aggregate() + " failed");
+                outcomes[later] = answer.apply(batch.get(later).eventId());
             }
+        }
+
+        private PublishOutcome unanswered(int index) {
+            UUID eventId = batch.get(index).eventId();
+            if (sent[index]) {
+                // Handed to the producer and not acknowledged in time: the broker may or may not have it.
+                return PublishOutcome.retriable(eventId, "no acknowledgement from Kafka within publish.timeout.ms ("
+                        + settings.publishTimeoutMs() + " ms)");
+            }
+            if (stopped != null) {
+                return PublishOutcome.notAttempted(eventId, "not attempted: " + stopped);
+            }
+            Verdict verdict = topics.get(topicOf[index]);
+            return PublishOutcome.notAttempted(eventId, "not attempted: publish.timeout.ms ("
+                    + settings.publishTimeoutMs() + " ms) passed before it was sent"
+                    + (verdict == Verdict.PENDING ? ", still waiting for metadata of topic '" + topicOf[index] + "'" : ""));
         }
 
         private ProducerRecord<String, byte[]> record(ClaimedDelivery delivery) {

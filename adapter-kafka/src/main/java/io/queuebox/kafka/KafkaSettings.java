@@ -25,6 +25,9 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *       {@code topic.template}.</li>
  *   <li>{@code cloudevents.enabled}: add CloudEvents binary-mode headers ({@code ce_*}). Default false.</li>
  *   <li>{@code cloudevents.source}: the {@code ce_source} value. Default {@value #DEFAULT_CE_SOURCE}.</li>
+ *   <li>{@code publish.timeout.ms}: the longest one publish call takes, whatever the batch (waiting for topic
+ *       metadata, sending, waiting for acks), 1 to 600000. Default {@value #DEFAULT_PUBLISH_TIMEOUT_MS}: the
+ *       default {@code delivery.timeout.ms} plus 5 s, so that the producer's own retries end first.</li>
  *   <li>{@code producer.<property>}: any Kafka producer property, overriding QueueBox's defaults
  *       ({@link #PRODUCER_DEFAULTS}). The serializers are fixed.</li>
  * </ul>
@@ -36,10 +39,12 @@ public final class KafkaSettings {
     public static final String TOPIC = "topic";
     public static final String CLOUDEVENTS_ENABLED = "cloudevents.enabled";
     public static final String CLOUDEVENTS_SOURCE = "cloudevents.source";
+    public static final String PUBLISH_TIMEOUT_MS = "publish.timeout.ms";
     public static final String PRODUCER_PREFIX = "producer.";
 
     public static final String DEFAULT_TOPIC_TEMPLATE = "outbox.event.{aggregateType}";
     public static final String DEFAULT_CE_SOURCE = "/queuebox";
+    public static final long DEFAULT_PUBLISH_TIMEOUT_MS = 20_000;
 
     /**
      * Producer defaults: idempotent, acknowledged by all in-sync replicas, at most five requests in flight
@@ -56,7 +61,7 @@ public final class KafkaSettings {
             ProducerConfig.LINGER_MS_CONFIG, "0");
 
     private static final Set<String> KNOWN = Set.of(BOOTSTRAP_SERVERS, TOPIC_TEMPLATE, TOPIC, CLOUDEVENTS_ENABLED,
-            CLOUDEVENTS_SOURCE);
+            CLOUDEVENTS_SOURCE, PUBLISH_TIMEOUT_MS);
     private static final Set<String> FIXED_PRODUCER = Set.of(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG,
             ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ProducerConfig.BOOTSTRAP_SERVERS_CONFIG);
     private static final Pattern SECRET = Pattern.compile("password|secret|jaas|token|credential|\\.key$");
@@ -66,6 +71,7 @@ public final class KafkaSettings {
     private final TopicRouter router;
     private final boolean cloudEvents;
     private final String cloudEventsSource;
+    private final long publishTimeoutMs;
     private final Map<String, Object> producerProperties;
 
     private KafkaSettings(Map<String, String> settings) {
@@ -98,6 +104,7 @@ public final class KafkaSettings {
         if (cloudEventsSource.isBlank()) {
             throw new IllegalArgumentException(CLOUDEVENTS_SOURCE + " must be non-blank, got: '" + cloudEventsSource + "'");
         }
+        publishTimeoutMs = parseMillis(settings, PUBLISH_TIMEOUT_MS, DEFAULT_PUBLISH_TIMEOUT_MS);
         producerProperties = producerProperties(settings);
     }
 
@@ -132,12 +139,13 @@ public final class KafkaSettings {
         return producerProperties;
     }
 
-    long maxBlockMs() {
-        return Long.parseLong(String.valueOf(producerProperties.get(ProducerConfig.MAX_BLOCK_MS_CONFIG)));
+    /** The bound on one publish call. */
+    long publishTimeoutMs() {
+        return publishTimeoutMs;
     }
 
-    long deliveryTimeoutMs() {
-        return Long.parseLong(String.valueOf(producerProperties.get(ProducerConfig.DELIVERY_TIMEOUT_MS_CONFIG)));
+    int requestTimeoutMs() {
+        return new ProducerConfig(producerProperties).getInt(ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG);
     }
 
     private static Map<String, Object> producerProperties(Map<String, String> settings) {
@@ -179,6 +187,23 @@ public final class KafkaSettings {
         return Map.copyOf(properties);
     }
 
+    private static long parseMillis(Map<String, String> settings, String key, long defaultValue) {
+        String value = settings.get(key);
+        if (value == null) {
+            return defaultValue;
+        }
+        try {
+            long parsed = Long.parseLong(value.trim());
+            if (parsed >= 1 && parsed <= 600_000) {
+                return parsed;
+            }
+        } catch (NumberFormatException e) {
+            // answered below
+        }
+        throw new IllegalArgumentException(key + " must be a whole number of milliseconds from 1 to 600000, got: '"
+                + value + "'");
+    }
+
     private static boolean parseBoolean(Map<String, String> settings, String key, boolean defaultValue) {
         String value = settings.get(key);
         if (value == null) {
@@ -201,7 +226,7 @@ public final class KafkaSettings {
         producerProperties.forEach((k, v) -> shown.put(k, isSecret(k) ? "****" : v));
         return "KafkaSettings[bootstrap.servers=" + bootstrapServers + ", route=" + router
                 + ", cloudevents=" + cloudEvents + (cloudEvents ? " source=" + cloudEventsSource : "")
-                + ", producer=" + shown + "]";
+                + ", publish.timeout.ms=" + publishTimeoutMs + ", producer=" + shown + "]";
     }
 
     /** Builds settings in code; each method sets one key of {@link #fromMap}. */
@@ -229,6 +254,10 @@ public final class KafkaSettings {
 
         public Builder cloudEventsSource(String value) {
             return set(CLOUDEVENTS_SOURCE, value);
+        }
+
+        public Builder publishTimeoutMs(long value) {
+            return set(PUBLISH_TIMEOUT_MS, String.valueOf(value));
         }
 
         /** A Kafka producer property without the {@code producer.} prefix, e.g. {@code linger.ms}. */

@@ -10,7 +10,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -47,6 +51,15 @@ final class KafkaFixtures {
         KafkaSettings.Builder builder = KafkaSettings.builder().bootstrapServers(bootstrap);
         more.forEach(builder::set);
         return KafkaMessagePublisher.create(builder.build());
+    }
+
+    /** Creates the topic (3 partitions) and waits until the broker has it. */
+    static void createTopic(String bootstrap, String topic) {
+        try (Admin admin = Admin.create(Map.<String, Object>of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap))) {
+            admin.createTopics(List.of(new NewTopic(topic, 3, (short) 1))).all().get(30, TimeUnit.SECONDS);
+        } catch (Exception e) {
+            throw new IllegalStateException("cannot create topic " + topic, e);
+        }
     }
 
     /** Reads the topic from the beginning until {@code expected} records arrived or the time is up. */

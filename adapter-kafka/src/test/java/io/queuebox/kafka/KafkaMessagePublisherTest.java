@@ -22,17 +22,47 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringDeserializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
 
-/** The testkit's publisher contract against a real Kafka broker. */
+/**
+ * The testkit's publisher contract against a real Kafka broker: one of its own, without automatic topic
+ * creation, so that a topic nobody created stays missing as it does in most production clusters.
+ */
 class KafkaMessagePublisherTest extends MessagePublisherContract {
 
-    private final String bootstrap = InProcessKafka.bootstrapServers();
+    private static final Duration PUBLISH_TIMEOUT = Duration.ofSeconds(3);
+
+    private static InProcessKafka kafka;
+    private static String bootstrap;
     private String topic;
+
+    @BeforeAll
+    static void startABrokerThatCreatesNoTopic() {
+        kafka = InProcessKafka.startDedicated(Map.of("auto.create.topics.enable", "false"));
+        bootstrap = kafka.bootstrap();
+    }
+
+    @AfterAll
+    static void stopTheBroker() {
+        kafka.close();
+    }
 
     @Override
     protected MessagePublisher newPublisher() {
         topic = KafkaFixtures.uniqueName("contract");
+        KafkaFixtures.createTopic(bootstrap, topic);
         return KafkaMessagePublisher.create(KafkaSettings.builder().bootstrapServers(bootstrap).topic(topic).build());
+    }
+
+    @Override
+    protected Duration publishTimeout() {
+        return PUBLISH_TIMEOUT;
+    }
+
+    @Override
+    protected OutboxEvent missingDestinationOf(OutboxEvent event) {
+        return event.withDestination(topic + ".missing");
     }
 
     @Override
@@ -43,7 +73,9 @@ class KafkaMessagePublisherTest extends MessagePublisherContract {
         } catch (IOException e) {
             throw new IllegalStateException(e);
         }
-        return KafkaMessagePublisher.create(KafkaSettings.builder().bootstrapServers("127.0.0.1:" + closedPort).build());
+        // max.block.ms stays at its default (5 s), longer than the publish timeout: the bound is the call's.
+        return KafkaMessagePublisher.create(KafkaSettings.builder().bootstrapServers("127.0.0.1:" + closedPort)
+                .publishTimeoutMs(PUBLISH_TIMEOUT.toMillis()).build());
     }
 
     @Override

@@ -129,7 +129,7 @@ class KafkaPublishingTest {
         assertThat(outcomes.get(2)).isInstanceOfSatisfying(PublishOutcome.PermanentFailure.class,
                 failure -> assertThat(failure.reason()).contains("InvalidTopicException"));
         assertThat(outcomes.subList(3, 5)).allSatisfy(outcome -> assertThat(outcome)
-                .isInstanceOfSatisfying(PublishOutcome.RetriableFailure.class,
+                .isInstanceOfSatisfying(PublishOutcome.NotAttempted.class,
                         failure -> assertThat(failure.reason()).startsWith("not attempted")));
         assertThat(readBack(bootstrap, topic, 2, Duration.ofSeconds(20))).extracting(KafkaFixtures::text)
                 .containsExactly("event-1", "event-2");
@@ -152,7 +152,7 @@ class KafkaPublishingTest {
 
             assertThat(outcomes.get(0)).isInstanceOfSatisfying(PublishOutcome.PermanentFailure.class,
                     failure -> assertThat(failure.reason()).contains("RecordTooLargeException"));
-            assertThat(outcomes.get(1)).isInstanceOf(PublishOutcome.RetriableFailure.class);
+            assertThat(outcomes.get(1)).isInstanceOf(PublishOutcome.NotAttempted.class);
             assertThat(outcomes.get(2).isAcked()).isTrue();
             assertThat(readBack(bootstrap, topic, 1, Duration.ofSeconds(20))).extracting(KafkaFixtures::text)
                     .containsExactly("fine");

@@ -29,6 +29,8 @@ class KafkaSettingsTest {
                 .containsEntry("max.in.flight.requests.per.connection", "5")
                 .containsEntry("delivery.timeout.ms", "15000").containsEntry("max.block.ms", "5000")
                 .containsEntry("request.timeout.ms", "5000").containsEntry("bootstrap.servers", "127.0.0.1:1");
+        assertThat(KafkaSettings.fromMap(with()).publishTimeoutMs()).as("delivery.timeout.ms + 5 s").isEqualTo(20_000);
+        assertThat(KafkaSettings.fromMap(with("publish.timeout.ms", "3000")).publishTimeoutMs()).isEqualTo(3_000);
     }
 
     @Test
@@ -72,6 +74,10 @@ class KafkaSettingsTest {
                 .withMessageContaining("linger.ms").withMessageContaining("soon");
         assertThatIllegalArgumentException().isThrownBy(() -> KafkaSettings.fromMap(
                 with("producer.value.serializer", "x"))).withMessageContaining("producer.value.serializer");
+        for (String bad : new String[] {"0", "600001", "soon", "-5"}) {
+            assertThatIllegalArgumentException().isThrownBy(() -> KafkaSettings.fromMap(with("publish.timeout.ms", bad)))
+                    .withMessageContaining("publish.timeout.ms").withMessageContaining("'" + bad + "'");
+        }
     }
 
     @Test

@@ -4,17 +4,28 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import java.io.IOException;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
  * Confirm-mode channels, each used by one publish call at a time (a channel's publish sequence numbers and
  * listeners belong to one caller). At most {@code size} are in use; idle ones are reused.
+ *
+ * <p>Channels are closed on a thread of their own: closing waits for the broker's close-ok, and a broker that
+ * stopped reading (a resource alarm) would hold a publish call for the whole RPC timeout.
  */
 final class ChannelPool {
 
     private final Semaphore permits;
     private final ConcurrentLinkedQueue<Channel> idle = new ConcurrentLinkedQueue<>();
+    private final ExecutorService closer = Executors.newSingleThreadExecutor(runnable -> {
+        Thread thread = new Thread(runnable, "queuebox-rabbitmq-channel-closer");
+        thread.setDaemon(true);
+        return thread;
+    });
 
     ChannelPool(int size) {
         this.permits = new Semaphore(size, true);
@@ -58,13 +69,27 @@ final class ChannelPool {
         permits.release();
     }
 
+    /** Closes every idle channel and stops the closing thread; channels still to close go with their connection. */
     void closeAll() {
         for (Channel channel = idle.poll(); channel != null; channel = idle.poll()) {
             discard(channel);
         }
+        closer.shutdown();
     }
 
-    private static void discard(Channel channel) {
+    /** Closes the channel soon, without waiting for the broker. */
+    void discard(Channel channel) {
+        if (!channel.isOpen()) {
+            return;
+        }
+        try {
+            closer.execute(() -> abort(channel));
+        } catch (RejectedExecutionException e) {
+            // Closing down: the connection's abort closes the channel with it.
+        }
+    }
+
+    private static void abort(Channel channel) {
         try {
             channel.abort();
         } catch (IOException | RuntimeException e) {

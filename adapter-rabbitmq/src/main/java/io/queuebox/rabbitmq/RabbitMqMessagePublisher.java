@@ -5,6 +5,8 @@ import com.rabbitmq.client.AlreadyClosedException;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.ConfirmListener;
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.Recoverable;
+import com.rabbitmq.client.RecoveryListener;
 import com.rabbitmq.client.ReturnListener;
 import com.rabbitmq.client.ShutdownListener;
 import com.rabbitmq.client.ShutdownSignalException;
@@ -37,6 +39,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * different aggregates are in flight together on one channel; the next message of an aggregate is
  * published only once the broker confirmed the previous one, so a failure (nack, return, lost connection)
  * stops its aggregate before anything later of it reaches the broker.
+ *
+ * <p>One call takes at most {@code confirm.timeout.ms}: waiting for a channel, the client's RPCs (their
+ * timeout is set to the same bound) and the confirms. What was never published (no connection, no channel
+ * free, the connection blocked by a resource alarm, the bound reached first) is answered
+ * {@code NotAttempted}; only a published message whose confirm did not come is in doubt (retriable).
  */
 public final class RabbitMqMessagePublisher implements MessagePublisher {
 
@@ -50,6 +57,9 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
     private final Set<String> knownExchanges = ConcurrentHashMap.newKeySet();
     private volatile Connection connection;
     private volatile String lastConnectFailure;
+    private volatile long nextConnectAttempt = System.nanoTime();
+    // Set by connection.blocked (a memory or disk alarm): the broker stops reading what the relay publishes.
+    private volatile String blocked;
 
     private RabbitMqMessagePublisher(RabbitMqSettings settings) {
         this.settings = settings;
@@ -58,7 +68,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
 
     /**
      * A publisher for these settings. It connects on first use, so a broker that is down at start gives
-     * retriable outcomes rather than a failed start; once connected, the client reconnects by itself.
+     * "not attempted" outcomes rather than a failed start; once connected, the client reconnects by itself.
      */
     public static RabbitMqMessagePublisher create(RabbitMqSettings settings) {
         return new RabbitMqMessagePublisher(Objects.requireNonNull(settings, "settings"));
@@ -73,19 +83,29 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         if (deliveries.isEmpty()) {
             return List.of();
         }
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.confirmTimeoutMs());
+        String blockedBy = blocked;
+        if (blockedBy != null) {
+            // Whatever is published now waits unread on the socket until the alarm clears: send nothing.
+            return allNotAttempted(deliveries, "RabbitMQ blocked the connection (" + blockedBy + ")");
+        }
         Channel channel;
         try {
-            channel = channels.borrow(connection(), settings.confirmTimeoutMs());
+            Connection current = connection();
+            if (!current.isOpen()) {
+                return allNotAttempted(deliveries, "RabbitMQ unavailable: connection lost, recovering automatically");
+            }
+            channel = channels.borrow(current, remainingMs(deadline));
         } catch (IOException | RuntimeException e) {
-            return allRetriable(deliveries, "RabbitMQ unavailable: " + describe(e));
+            return allNotAttempted(deliveries, "RabbitMQ unavailable: " + describe(e));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-            return allRetriable(deliveries, "interrupted before publishing");
+            return allNotAttempted(deliveries, "interrupted before publishing");
         }
         if (channel == null) {
-            return allRetriable(deliveries, "no channel free within " + settings.confirmTimeoutMs() + " ms");
+            return allNotAttempted(deliveries, "no channel free within " + settings.confirmTimeoutMs() + " ms");
         }
-        Call call = new Call(deliveries, channel);
+        Call call = new Call(deliveries, channel, deadline);
         boolean reusable = false;
         try {
             reusable = call.run();
@@ -97,6 +117,10 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
 
     @Override
     public Health health() {
+        String blockedBy = blocked;
+        if (blockedBy != null) {
+            return Health.down("blocked: " + blockedBy + " (the broker accepts nothing until the alarm clears)");
+        }
         Connection current = connection;
         if (current != null && current.isOpen()) {
             return Health.up("connected to " + current.getAddress() + ":" + current.getPort());
@@ -131,15 +155,32 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         }
         synchronized (this) {
             if (connection == null) {
+                if (System.nanoTime() < nextConnectAttempt) {
+                    // One attempt per recovery interval: callers queued behind a slow failed attempt answer at once.
+                    throw new IOException("not connected (" + lastConnectFailure + ")");
+                }
                 try {
-                    connection = settings.connectionFactory().newConnection(settings.connectionName());
+                    Connection opened = settings.connectionFactory().newConnection(settings.connectionName());
+                    opened.addBlockedListener(reason -> blocked = reason, () -> blocked = null);
+                    if (opened instanceof Recoverable recoverable) {
+                        // A new connection starts unblocked; the broker says so again if the alarm still holds.
+                        recoverable.addRecoveryListener(new RecoveryListener() {
+                            @Override
+                            public void handleRecovery(Recoverable recovered) {
+                                blocked = null;
+                            }
+
+                            @Override
+                            public void handleRecoveryStarted(Recoverable recovering) {
+                            }
+                        });
+                    }
+                    connection = opened;
                     lastConnectFailure = null;
-                } catch (TimeoutException e) {
+                } catch (TimeoutException | IOException e) {
                     lastConnectFailure = describe(e);
-                    throw new IOException("connection timed out", e);
-                } catch (IOException e) {
-                    lastConnectFailure = describe(e);
-                    throw e;
+                    nextConnectAttempt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.recoveryIntervalMs());
+                    throw e instanceof IOException io ? io : new IOException("connection timed out", e);
                 }
             }
             return connection;
@@ -158,9 +199,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
                 knownExchanges.add(exchange);
                 return true;
             } finally {
-                if (probe.isOpen()) {
-                    probe.abort();
-                }
+                channels.discard(probe);
             }
         } catch (IOException e) {
             return !(e.getCause() instanceof ShutdownSignalException signal && replyCode(signal) == 404);
@@ -173,8 +212,13 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         return signal.getReason() instanceof AMQP.Channel.Close close ? close.getReplyCode() : -1;
     }
 
-    private static List<PublishOutcome> allRetriable(List<ClaimedDelivery> deliveries, String reason) {
-        return deliveries.stream().map(d -> PublishOutcome.retriable(d.eventId(), reason)).toList();
+    private static List<PublishOutcome> allNotAttempted(List<ClaimedDelivery> deliveries, String reason) {
+        return deliveries.stream().map(d -> PublishOutcome.notAttempted(d.eventId(), "not attempted: " + reason))
+                .toList();
+    }
+
+    private static long remainingMs(long deadline) {
+        return Math.max(0, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime()));
     }
 
     private static String describe(Throwable e) {
@@ -198,6 +242,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
     private final class Call {
         private final List<ClaimedDelivery> batch;
         private final Channel channel;
+        private final long deadline;
         private final PublishOutcome[] outcomes;
         private final List<Deque<Integer>> chains;
         private final int[] chainOf;
@@ -206,11 +251,14 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         private final Map<Integer, String> returned = new HashMap<>();
         private final Set<String> missingExchanges = new HashSet<>();
         private final BlockingQueue<Signal> signals = new LinkedBlockingQueue<>();
+        // Why nothing more is published in this call; what was published and not confirmed is in doubt.
         private String stopped;
+        private boolean channelLost;
 
-        Call(List<ClaimedDelivery> batch, Channel channel) {
+        Call(List<ClaimedDelivery> batch, Channel channel, long deadline) {
             this.batch = batch;
             this.channel = channel;
+            this.deadline = deadline;
             this.outcomes = new PublishOutcome[batch.size()];
             this.chains = AggregateChains.of(batch);
             this.chainOf = new int[batch.size()];
@@ -225,6 +273,9 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         boolean run() {
             for (ClaimedDelivery delivery : batch) {
                 String exchange = exchangeFor(delivery.event());
+                if (System.nanoTime() >= deadline) {
+                    break; // the passive declares took the whole bound: nothing is published
+                }
                 if (!missingExchanges.contains(exchange) && !exchangeExists(exchange)) {
                     missingExchanges.add(exchange);
                 }
@@ -250,15 +301,15 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         }
 
         private boolean await() {
-            long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.confirmTimeoutMs());
             for (int chain = 0; chain < chains.size(); chain++) {
                 publishNext(chain);
             }
             try {
-                while (!unconfirmed.isEmpty() && stopped == null) {
-                    Signal signal = signals.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+                while (!unconfirmed.isEmpty() && !channelLost) {
+                    long remaining = deadline - System.nanoTime();
+                    Signal signal = remaining > 0 ? signals.poll(remaining, TimeUnit.NANOSECONDS) : null;
                     if (signal == null) {
-                        stop("no confirm from RabbitMQ within " + settings.confirmTimeoutMs() + " ms");
+                        break;
                     } else if (signal instanceof Returned r) {
                         Integer index = byMessageId.get(r.messageId());
                         if (index != null) {
@@ -268,19 +319,27 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
                         confirm(c);
                     } else if (signal instanceof Closed closedSignal) {
                         knownExchanges.clear();
-                        stop("channel closed before the confirm: " + closedSignal.reason());
+                        lose("channel closed before the confirm: " + closedSignal.reason());
                     }
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                stop("interrupted while waiting for confirms");
+                stopped = "interrupted while waiting for confirms";
+            }
+            boolean complete = unconfirmed.isEmpty() && !channelLost;
+            for (int index : unconfirmed.values()) {
+                // Published, no confirm yet: the broker may or may not have it (and may confirm it late).
+                outcomes[index] = PublishOutcome.retriable(batch.get(index).eventId(), stopped != null ? stopped
+                        : "no confirm from RabbitMQ within " + settings.confirmTimeoutMs() + " ms");
             }
             for (int i = 0; i < outcomes.length; i++) {
                 if (outcomes[i] == null) {
-                    outcomes[i] = PublishOutcome.retriable(batch.get(i).eventId(), "not attempted: " + stopped);
+                    outcomes[i] = PublishOutcome.notAttempted(batch.get(i).eventId(), "not attempted: " + (stopped != null
+                            ? stopped : "confirm.timeout.ms (" + settings.confirmTimeoutMs() + " ms) passed before it was published"));
                 }
             }
-            return stopped == null;
+            // A channel with confirms still due would hand them to the next call: not reused.
+            return complete;
         }
 
         private void confirm(Confirm confirm) {
@@ -309,17 +368,21 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         }
 
         private void publishNext(int chain) {
-            Integer index = chains.get(chain).poll();
-            if (index == null) {
+            Integer index = chains.get(chain).peek();
+            if (index == null || stopped != null) {
+                return; // answered "not attempted" at the end
+            }
+            String blockedBy = blocked;
+            if (blockedBy != null) {
+                stopped = "RabbitMQ blocked the connection (" + blockedBy + ")";
                 return;
             }
+            if (System.nanoTime() >= deadline) {
+                return;
+            }
+            chains.get(chain).poll();
             OutboxEvent event = batch.get(index).event();
             String exchange = exchangeFor(event);
-            if (stopped != null) {
-                outcomes[index] = PublishOutcome.retriable(event.eventId(), "not attempted: " + stopped);
-                failRest(chain);
-                return;
-            }
             if (missingExchanges.contains(exchange)) {
                 outcomes[index] = PublishOutcome.permanent(event.eventId(),
                         "no such destination: exchange '" + exchange + "' does not exist (404 NOT_FOUND)");
@@ -327,32 +390,37 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
                 return;
             }
             long seq = channel.getNextPublishSeqNo();
-            unconfirmed.put(seq, index);
-            byMessageId.put(event.eventId().toString(), index);
             try {
                 channel.basicPublish(exchange, routingKeyFor(event), settings.mandatory(),
                         properties(batch.get(index)), event.payload());
-            } catch (IOException | AlreadyClosedException e) {
-                stop("RabbitMQ unavailable: " + describe(e));
+                unconfirmed.put(seq, index);
+                byMessageId.put(event.eventId().toString(), index);
+            } catch (AlreadyClosedException e) {
+                // Refused before anything was written: never reached the broker.
+                outcomes[index] = PublishOutcome.notAttempted(event.eventId(), "not attempted: RabbitMQ unavailable: "
+                        + describe(e));
+                failRest(chain);
+                lose("RabbitMQ unavailable: " + describe(e));
+            } catch (IOException e) {
+                // The frame may be partly on the wire: in doubt.
+                outcomes[index] = PublishOutcome.retriable(event.eventId(), "RabbitMQ unavailable: " + describe(e));
+                failRest(chain);
+                lose("RabbitMQ unavailable: " + describe(e));
             }
         }
 
-        /** Nothing more is sent; every unconfirmed message may or may not be on the broker. */
-        private void stop(String reason) {
-            if (stopped != null) {
-                return;
+        /** The channel is gone: nothing more is published, and every unconfirmed message is in doubt. */
+        private void lose(String reason) {
+            channelLost = true;
+            if (stopped == null) {
+                stopped = reason;
             }
-            stopped = reason;
-            for (int index : unconfirmed.values()) {
-                outcomes[index] = PublishOutcome.retriable(batch.get(index).eventId(), reason);
-            }
-            unconfirmed.clear();
         }
 
         private void failRest(int chain) {
             Deque<Integer> rest = chains.get(chain);
             for (Integer later = rest.poll(); later != null; later = rest.poll()) {
-                outcomes[later] = PublishOutcome.retriable(batch.get(later).eventId(),
+                outcomes[later] = PublishOutcome.notAttempted(batch.get(later).eventId(),
                         "not attempted: an earlier event of aggregate " + batch.get(later).aggregate() + " failed");
             }
         }

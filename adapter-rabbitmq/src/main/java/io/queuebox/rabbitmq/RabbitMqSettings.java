@@ -27,7 +27,9 @@ import java.util.regex.Pattern;
  *   <li>{@code mandatory}: ask the broker to return unroutable messages. Default true.</li>
  *   <li>{@code unroutable}: the outcome of a returned message, {@code permanent} (default) or
  *       {@code retriable}.</li>
- *   <li>{@code confirm.timeout.ms}: the longest one publish call waits for confirms. Default 10000.</li>
+ *   <li>{@code confirm.timeout.ms}: the longest one publish call takes, whatever the batch: waiting for a
+ *       channel, the client's RPCs (channel open, passive declares; their timeout is set to this value) and the
+ *       confirms. Default 10000.</li>
  *   <li>{@code channels}: the most channels publishing at once (publish calls beyond wait). Default 4.</li>
  *   <li>{@code connection.timeout.ms}: TCP connect and AMQP handshake timeout. Default 5000.</li>
  *   <li>{@code recovery.interval.ms}: the pause between automatic reconnection attempts. Default 2000.</li>
@@ -144,6 +146,9 @@ public final class RabbitMqSettings {
         // Topology is the operator's: QueueBox declares nothing, so there is nothing to re-declare.
         factory.setTopologyRecoveryEnabled(false);
         factory.setNetworkRecoveryInterval(recoveryIntervalMs);
+        // The client waits 10 minutes for an RPC answer by default; a broker that stopped reading (an alarm)
+        // would hold a publish call that long.
+        factory.setChannelRpcTimeout((int) confirmTimeoutMs);
         return factory;
     }
 
@@ -169,6 +174,10 @@ public final class RabbitMqSettings {
 
     int channels() {
         return channels;
+    }
+
+    long recoveryIntervalMs() {
+        return recoveryIntervalMs;
     }
 
     String connectionName() {

@@ -13,6 +13,8 @@ import org.junit.jupiter.api.AfterEach;
 /** The testkit's publisher contract against the real RabbitMQ broker. */
 class RabbitMqMessagePublisherTest extends MessagePublisherContract {
 
+    private static final Duration PUBLISH_TIMEOUT = Duration.ofSeconds(3);
+
     private RabbitMqTestBroker broker;
 
     @Override
@@ -35,7 +37,18 @@ class RabbitMqMessagePublisherTest extends MessagePublisherContract {
             throw new IllegalStateException(e);
         }
         return RabbitMqMessagePublisher.create(RabbitMqSettings.builder()
-                .uri("amqp://guest:guest@127.0.0.1:" + closedPort + "/%2F").build());
+                .uri("amqp://guest:guest@127.0.0.1:" + closedPort + "/%2F")
+                .set("confirm.timeout.ms", String.valueOf(PUBLISH_TIMEOUT.toMillis())).build());
+    }
+
+    @Override
+    protected Duration publishTimeout() {
+        return PUBLISH_TIMEOUT;
+    }
+
+    @Override
+    protected OutboxEvent missingDestinationOf(OutboxEvent event) {
+        return event.withDestination(broker.exchange + ".never-declared");
     }
 
     @Override

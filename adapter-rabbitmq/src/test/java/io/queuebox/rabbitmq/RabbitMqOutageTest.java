@@ -27,8 +27,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The broker drops the publisher's connection while batches are in flight (closed by name with
- * {@code rabbitmqctl}, the other connections stay up): outcomes are retriable, every acked message is in
- * the queue, and the publisher recovers by itself.
+ * {@code rabbitmqctl}, the other connections stay up): unconfirmed messages are retriable, the rest not
+ * attempted, every acked message is in the queue, and the publisher recovers by itself.
  */
 class RabbitMqOutageTest {
 
@@ -76,9 +76,9 @@ class RabbitMqOutageTest {
             assertThat(outcomes).anyMatch(o -> o instanceof PublishOutcome.RetriableFailure);
             assertThatEachAggregateHasAnAckedPrefix(sent, answered);
 
-            // Still disconnected (the client waits 3 s before reconnecting): retriable at once, health down.
+            // Still disconnected (the client waits 3 s before reconnecting): not attempted at once, health down.
             assertThat(publisher.publish(claimedDeliveriesOf(anEvent())))
-                    .allMatch(o -> o instanceof PublishOutcome.RetriableFailure);
+                    .allMatch(o -> o instanceof PublishOutcome.NotAttempted);
             assertThat(publisher.health().isUp()).isFalse();
 
             Set<UUID> acked = new HashSet<>();

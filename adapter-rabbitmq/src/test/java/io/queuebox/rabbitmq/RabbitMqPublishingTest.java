@@ -5,6 +5,7 @@ import static io.queuebox.testkit.fixtures.OutboxFixtures.anEvent;
 import static io.queuebox.testkit.fixtures.OutboxFixtures.claimedDeliveriesOf;
 import static io.queuebox.testkit.fixtures.OutboxFixtures.eventsFor;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.rabbitmq.client.Delivery;
 import io.queuebox.ports.OutboxEvent;
@@ -83,7 +84,7 @@ class RabbitMqPublishingTest {
 
             assertThat(outcomes.get(0)).isInstanceOfSatisfying(PublishOutcome.RetriableFailure.class,
                     failure -> assertThat(failure.reason()).startsWith("unroutable"));
-            assertThat(outcomes.get(1)).isInstanceOfSatisfying(PublishOutcome.RetriableFailure.class,
+            assertThat(outcomes.get(1)).isInstanceOfSatisfying(PublishOutcome.NotAttempted.class,
                     failure -> assertThat(failure.reason()).startsWith("not attempted"));
         }
     }
@@ -101,21 +102,32 @@ class RabbitMqPublishingTest {
         // 300 messages of one aggregate need 300 confirm round trips: far more than 20 ms.
         List<OutboxEvent> events = eventsFor(anAggregateId(), 300);
         List<PublishOutcome> outcomes;
+        int warmUps;
         try (RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(broker.settings()
                 .routingKey("order.OrderChanged").set("confirm.timeout.ms", "20").build())) {
+            // Connection, channel and exchange check first: their RPCs share the 20 ms and could use it all.
+            await().atMost(WAIT).until(() -> publisher.publish(claimedDeliveriesOf(anEvent())).get(0).isAcked());
+            warmUps = broker.awaitDeliveries(1, WAIT).size();
             outcomes = publisher.publish(claimedDeliveriesOf(events));
         }
 
         int firstFailure = outcomes.indexOf(outcomes.stream().filter(o -> !o.isAcked()).findFirst().orElseThrow());
         assertThat(outcomes.subList(0, firstFailure)).allMatch(PublishOutcome::isAcked);
-        assertThat(outcomes.get(firstFailure)).isInstanceOfSatisfying(PublishOutcome.RetriableFailure.class,
-                failure -> assertThat(failure.reason()).startsWith("no confirm from RabbitMQ within 20 ms"));
+        // Either a message was published and its confirm did not come in time (in doubt), or the time was up
+        // between a confirm and the next publish (never sent).
+        boolean inDoubt = outcomes.get(firstFailure) instanceof PublishOutcome.RetriableFailure;
+        assertThat(outcomes.get(firstFailure)).satisfiesAnyOf(
+                o -> assertThat(o).isInstanceOfSatisfying(PublishOutcome.RetriableFailure.class,
+                        failure -> assertThat(failure.reason()).startsWith("no confirm from RabbitMQ within 20 ms")),
+                o -> assertThat(o).isInstanceOfSatisfying(PublishOutcome.NotAttempted.class,
+                        failure -> assertThat(failure.reason()).contains("(20 ms) passed before it was published")));
         assertThat(outcomes.subList(firstFailure + 1, outcomes.size())).allSatisfy(o -> assertThat(o)
-                .isInstanceOfSatisfying(PublishOutcome.RetriableFailure.class,
+                .isInstanceOfSatisfying(PublishOutcome.NotAttempted.class,
                         failure -> assertThat(failure.reason()).startsWith("not attempted")));
         // The one unconfirmed message may or may not have arrived; nothing after it was sent.
-        List<Delivery> received = broker.awaitDeliveries(firstFailure + 1, WAIT);
-        assertThat(received.size()).isBetween(firstFailure, firstFailure + 1);
+        List<Delivery> all = broker.awaitDeliveries(warmUps + firstFailure + 1, WAIT);
+        List<Delivery> received = all.subList(warmUps, all.size());
+        assertThat(received.size()).isBetween(firstFailure, firstFailure + (inDoubt ? 1 : 0));
         assertThat(received).extracting(d -> d.getProperties().getMessageId()).containsExactlyElementsOf(
                 events.subList(0, received.size()).stream().map(e -> e.eventId().toString()).toList());
     }

@@ -22,6 +22,10 @@ class RabbitMqSettingsTest {
         assertThat(settings.confirmTimeoutMs()).isEqualTo(10_000);
         assertThat(settings.channels()).isEqualTo(4);
         assertThat(settings.connectionFactory().isAutomaticRecoveryEnabled()).isTrue();
+        assertThat(settings.connectionFactory().getChannelRpcTimeout())
+                .as("an RPC never outlasts the publish call (the client's own default is 10 minutes)").isEqualTo(10_000);
+        assertThat(RabbitMqSettings.fromMap(Map.of("confirm.timeout.ms", "3000")).connectionFactory()
+                .getChannelRpcTimeout()).isEqualTo(3_000);
     }
 
     @Test

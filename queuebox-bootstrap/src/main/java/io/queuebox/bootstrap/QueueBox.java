@@ -192,7 +192,8 @@ public final class QueueBox implements AutoCloseable {
                 throw new IllegalStateException("dataSource and publisher are required");
             }
             OutboxStore store = PostgresOutbox.store(dataSource, outbox);
-            DeliveryListener all = meterRegistry == null ? listener : new DeliveryMetrics(meterRegistry).andThen(listener);
+            DeliveryListener all = meterRegistry == null ? listener
+                    : new DeliveryMetrics(meterRegistry, publisher::health).andThen(listener);
             DeliveryEngine.Builder engine = DeliveryEngine.builder().store(store).publisher(publisher)
                     .settings(settings).clock(clock).listener(all);
             wakeSources.forEach(engine::wakeSource);

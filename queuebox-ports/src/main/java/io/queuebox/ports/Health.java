@@ -14,6 +14,12 @@ public record Health(Status status, String detail, Map<String, Object> details) 
 
     public enum Status { UP, DOWN }
 
+    /**
+     * The key of {@link #details()} under which a publisher lists the destinations (topics, exchanges) that
+     * the broker says do not exist, as a map from destination name to reason. Metrics name them from there.
+     */
+    public static final String MISSING_DESTINATIONS = "missingDestinations";
+
     public Health {
         Objects.requireNonNull(status, "status");
         Objects.requireNonNull(detail, "detail");

@@ -3,6 +3,7 @@ package io.queuebox.kafka.testing;
 import io.queuebox.testkit.services.TestServices;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
 
@@ -43,11 +44,16 @@ public final class InProcessKafka implements AutoCloseable {
 
     /** A new broker of its own; the caller closes it. */
     public static InProcessKafka startDedicated() {
+        return startDedicated(Map.of());
+    }
+
+    /** A new broker of its own with these broker settings on top of the shared one's; the caller closes it. */
+    public static InProcessKafka startDedicated(Map<String, String> brokerSettings) {
         try {
             // Our own directory: Kafka's default temp directory is deleted by a JVM shutdown hook of its own,
             // which can race the broker's shutdown and make it halt the JVM on a failed log directory.
             Path directory = Files.createTempDirectory("queuebox-kafka-");
-            KafkaClusterTestKit cluster = new KafkaClusterTestKit.Builder(new TestKitNodes.Builder()
+            KafkaClusterTestKit.Builder builder = new KafkaClusterTestKit.Builder(new TestKitNodes.Builder()
                     .setBaseDirectory(directory)
                     .setCombined(true)
                     .setNumBrokerNodes(1)
@@ -58,8 +64,9 @@ public final class InProcessKafka implements AutoCloseable {
                     .setConfigProp("offsets.topic.replication.factor", "1")
                     .setConfigProp("offsets.topic.num.partitions", "1")
                     .setConfigProp("group.initial.rebalance.delay.ms", "0")
-                    .setDeleteOnClose(true)
-                    .build();
+                    .setDeleteOnClose(true);
+            brokerSettings.forEach(builder::setConfigProp);
+            KafkaClusterTestKit cluster = builder.build();
             cluster.format();
             cluster.startup();
             cluster.waitForReadyBrokers();

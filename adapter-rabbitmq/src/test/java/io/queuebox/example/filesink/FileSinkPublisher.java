@@ -48,7 +48,7 @@ public final class FileSinkPublisher implements MessagePublisher {
         for (ClaimedDelivery delivery : batch) {
             // Rule 3 of the contract: after a failure, later messages of the aggregate are not attempted.
             if (failedAggregates.contains(delivery.aggregate())) {
-                outcomes.add(PublishOutcome.retriable(delivery.eventId(),
+                outcomes.add(PublishOutcome.notAttempted(delivery.eventId(),
                         "not attempted: an earlier event of " + delivery.aggregate() + " failed"));
                 continue;
             }
@@ -67,19 +67,24 @@ public final class FileSinkPublisher implements MessagePublisher {
             // Sending it again cannot help: the name stays illegal.
             return PublishOutcome.permanent(event.eventId(), "illegal destination name '" + destination + "'");
         }
+        FileChannel file;
         try {
             Files.createDirectories(directory);
+            file = FileChannel.open(directory.resolve(destination + ".log"),
+                    StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE);
+        } catch (IOException e) {
+            // Nothing was written: not charged an attempt, like a broker that cannot be reached.
+            return PublishOutcome.notAttempted(event.eventId(), e.getClass().getSimpleName() + ": " + e.getMessage());
+        }
+        try (file) {
             // One lock per JVM is enough for an example; appends of concurrent workers must not interleave.
             synchronized (FileSinkPublisher.class) {
-                try (FileChannel file = FileChannel.open(directory.resolve(destination + ".log"),
-                        StandardOpenOption.CREATE, StandardOpenOption.APPEND, StandardOpenOption.WRITE)) {
-                    file.write(ByteBuffer.wrap(line(event).getBytes(StandardCharsets.UTF_8)));
-                    file.force(true); // acked means durable
-                }
+                file.write(ByteBuffer.wrap(line(event).getBytes(StandardCharsets.UTF_8)));
+                file.force(true); // acked means durable
             }
             return PublishOutcome.acked(event.eventId());
         } catch (IOException e) {
-            // The disk may come back (full, unmounted, permissions fixed): retriable, never thrown.
+            // Part of the line may be on disk: in doubt, so retriable (the disk may come back), never thrown.
             return PublishOutcome.retriable(event.eventId(), e.getClass().getSimpleName() + ": " + e.getMessage());
         }
     }

@@ -2,10 +2,12 @@ package io.queuebox.bootstrap.metrics;
 
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import io.queuebox.ports.ClaimedDelivery;
 import io.queuebox.ports.DeliveryListener;
+import io.queuebox.ports.Health;
 import io.queuebox.ports.LeaseToken;
 import io.queuebox.ports.PublishOutcome;
 import io.queuebox.ports.WakeReason;
@@ -15,11 +17,20 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+import java.util.stream.Collectors;
 
 /**
  * The delivery engine's events as Micrometer meters. Every meter is registered up front, so a scrape shows
  * zeros rather than missing series before the first delivery. Names (Prometheus form) are listed in
  * docs/operations.md.
+ *
+ * <p>Given the broker's health, it also shows each destination the publisher reports missing
+ * ({@link Health#MISSING_DESTINATIONS}): a gauge per destination, 1 while missing and 0 once it exists, read
+ * after every published batch (the only moment it can change).
  */
 public final class DeliveryMetrics implements DeliveryListener {
 
@@ -33,6 +44,7 @@ public final class DeliveryMetrics implements DeliveryListener {
     public static final String CLAIM = "queuebox.claim";
     public static final String PUBLISH = "queuebox.publish";
     public static final String BATCH_SIZE = "queuebox.batch.size";
+    public static final String DESTINATION_MISSING = "queuebox.broker.destination.missing";
 
     private final MeterRegistry registry;
     private final Counter delivered;
@@ -46,9 +58,18 @@ public final class DeliveryMetrics implements DeliveryListener {
     private final Timer publish;
     private final DistributionSummary batchSize;
     private final Map<WakeReason, Counter> wakeups = new EnumMap<>(WakeReason.class);
+    private final Supplier<Health> brokerHealth;
+    private final Map<String, AtomicInteger> missingDestinations = new ConcurrentHashMap<>();
 
+    /** The meters, without the broker's missing destinations. */
     public DeliveryMetrics(MeterRegistry registry) {
+        this(registry, () -> null);
+    }
+
+    /** The meters, and a gauge per destination that {@code brokerHealth} reports missing. */
+    public DeliveryMetrics(MeterRegistry registry, Supplier<Health> brokerHealth) {
         this.registry = Objects.requireNonNull(registry, "registry");
+        this.brokerHealth = Objects.requireNonNull(brokerHealth, "brokerHealth");
         delivered = Counter.builder(DELIVERED).description("Events the broker confirmed and that were marked sent")
                 .baseUnit("events").register(registry);
         failedRetriable = failed("retriable");
@@ -104,6 +125,25 @@ public final class DeliveryMetrics implements DeliveryListener {
                 notAttempted.increment();
             }
         }
+        updateMissingDestinations();
+    }
+
+    private void updateMissingDestinations() {
+        Health health = brokerHealth.get();
+        Object reported = health == null ? null : health.details().get(Health.MISSING_DESTINATIONS);
+        Set<String> missing = reported instanceof Map<?, ?> destinations
+                ? destinations.keySet().stream().map(String::valueOf).collect(Collectors.toSet()) : Set.of();
+        for (String destination : missing) {
+            missingDestinations.computeIfAbsent(destination, name -> {
+                AtomicInteger value = new AtomicInteger();
+                Gauge.builder(DESTINATION_MISSING, value, AtomicInteger::get)
+                        .description("1 while the broker reports this destination (topic, exchange) missing, then 0")
+                        .tag("destination", name).register(registry);
+                return value;
+            }).set(1);
+        }
+        // A series that was 1 goes back to 0 rather than vanishing, so an alert sees it resolve.
+        missingDestinations.forEach((destination, value) -> value.set(missing.contains(destination) ? 1 : 0));
     }
 
     @Override

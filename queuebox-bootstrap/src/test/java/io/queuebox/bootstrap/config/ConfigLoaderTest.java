@@ -3,6 +3,7 @@ package io.queuebox.bootstrap.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.queuebox.bootstrap.internal.Publishers;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -84,6 +85,21 @@ class ConfigLoaderTest {
         assertThat(EnvNames.forKey("outbox.pollIntervalMs")).isEqualTo("QUEUEBOX_OUTBOX_POLL_INTERVAL_MS");
         assertThat(EnvNames.forKey("database.pool.maxSize")).isEqualTo("QUEUEBOX_DATABASE_POOL_MAX_SIZE");
         assertThat(EnvNames.forKey("broker.kafka.bootstrap.servers")).isEqualTo("QUEUEBOX_BROKER_KAFKA_BOOTSTRAP_SERVERS");
+    }
+
+    @Test
+    void eachBrokersPublishTimeoutReachesItsAdapterWhichNamesTheKeyWhenTheValueIsBad() throws IOException {
+        QueueBoxConfig kafka = load(MINIMAL.replace("type: rabbitmq", "type: kafka") + """
+                  kafka:
+                    bootstrap.servers: 127.0.0.1:1
+                """, Map.of("QUEUEBOX_BROKER_KAFKA_PUBLISH_TIMEOUT_MS", "0"));
+        QueueBoxConfig rabbit = load(MINIMAL, Map.of("QUEUEBOX_BROKER_RABBITMQ_CONFIRM_TIMEOUT_MS", "soon"));
+
+        assertThat(kafka.brokerSettings()).containsEntry("publish.timeout.ms", "0");
+        assertThatThrownBy(() -> Publishers.create("kafka", kafka.brokerSettings()))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("publish.timeout.ms").hasMessageContaining("'0'");
+        assertThatThrownBy(() -> Publishers.create("rabbitmq", rabbit.brokerSettings()))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("confirm.timeout.ms").hasMessageContaining("'soon'");
     }
 
     @Test

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.queuebox.ports.ClaimedDelivery;
+import io.queuebox.ports.Health;
 import io.queuebox.ports.LeaseToken;
 import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.PublishOutcome;
@@ -14,6 +15,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 
 class DeliveryMetricsTest {
@@ -38,6 +40,25 @@ class DeliveryMetricsTest {
                 .contains("queuebox_parked_events_total 0.0")
                 .contains("queuebox_claim_seconds_count 0")
                 .contains("queuebox_wakeups_total{reason=\"capture\"} 0.0");
+    }
+
+    @Test
+    void aDestinationTheBrokerReportsMissingIsAGaugeNamedAfterItThatGoesBackToZero() {
+        AtomicReference<Health> broker = new AtomicReference<>(Health.up("fine"));
+        DeliveryMetrics withBroker = new DeliveryMetrics(registry, broker::get);
+        UUID event = UUID.randomUUID();
+
+        broker.set(Health.down("missing topic(s) [orders.v2]").withDetails(Map.of(Health.MISSING_DESTINATIONS,
+                Map.of("orders.v2", "UnknownTopicOrPartitionException"))));
+        withBroker.onPublished(List.of(PublishOutcome.retriable(event, "topic 'orders.v2' does not exist")),
+                Duration.ofMillis(5));
+
+        assertThat(registry.scrape()).contains("queuebox_broker_destination_missing{destination=\"orders.v2\"} 1.0");
+
+        broker.set(Health.up("last send acknowledged"));
+        withBroker.onPublished(List.of(PublishOutcome.acked(event)), Duration.ofMillis(5));
+
+        assertThat(registry.scrape()).contains("queuebox_broker_destination_missing{destination=\"orders.v2\"} 0.0");
     }
 
     @Test

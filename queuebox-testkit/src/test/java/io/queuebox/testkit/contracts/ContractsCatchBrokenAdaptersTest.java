@@ -82,8 +82,33 @@ class ContractsCatchBrokenAdaptersTest {
 
     @Test
     void thePublisherContractCatchesAPublisherThatAcksWithoutABroker() {
-        assertFails(PublisherAckingWithoutBroker.class, "anUnreachableBrokerAnswersNotAttemptedInBoundedTime");
+        assertFails(PublisherAckingWithoutBroker.class, UNREACHABLE_SCENARIO);
     }
+
+    @Test
+    void thePublisherContractCatchesAPublisherThatChargesAnAttemptForAnOutage() {
+        assertFails(PublisherChargingAnOutage.class, UNREACHABLE_SCENARIO);
+    }
+
+    @Test
+    void thePublisherContractCatchesAPublisherThatWaitsOncePerAggregate() {
+        assertFails(PublisherWaitingPerAggregate.class, UNREACHABLE_SCENARIO);
+    }
+
+    @Test
+    void thePublisherContractCatchesAPublisherThatGivesUpTheBatchAfterOneFailure() {
+        assertFails(PublisherGivingUpAfterOneFailure.class,
+                "oneMissingDestinationAmongManyAggregatesLeavesEveryOtherAggregateAcked");
+    }
+
+    @Test
+    void thePublisherContractPassesTheUnbrokenFakeOnTheSameScenarios() {
+        assertPasses(PublisherBreakingNothing.class, UNREACHABLE_SCENARIO,
+                "oneMissingDestinationAmongManyAggregatesLeavesEveryOtherAggregateAcked",
+                "afterAFailedMessageLaterMessagesOfItsAggregateAreNotAttempted");
+    }
+
+    private static final String UNREACHABLE_SCENARIO = "anUnreachableBrokerAnswersNotAttemptedForFiftyAggregatesWithinThePublishTimeout";
 
     // ------------------------------------------------------------------------------------ running
 
@@ -279,9 +304,13 @@ class ContractsCatchBrokenAdaptersTest {
 
         @Override
         protected MessagePublisher newPublisherForUnreachableBroker() {
+            return wrap(unreachable());
+        }
+
+        RecordingPublisher unreachable() {
             RecordingPublisher unreachable = RecordingPublisher.acking();
-            unreachable.when(d -> true).failRetriably("connection refused");
-            return wrap(unreachable);
+            unreachable.when(d -> true).skip("connection refused");
+            return unreachable;
         }
 
         @Override
@@ -302,6 +331,70 @@ class ContractsCatchBrokenAdaptersTest {
                 List<PublishOutcome> outcomes = new ArrayList<>();
                 for (ClaimedDelivery delivery : batch) {
                     outcomes.addAll(recording.publish(List.of(delivery)));
+                }
+                return outcomes;
+            });
+        }
+    }
+
+    static class PublisherBreakingNothing extends RecordingRun {
+        @Override
+        MessagePublisher wrap(RecordingPublisher recording) {
+            return publishing(recording, recording::publish);
+        }
+    }
+
+    static class PublisherChargingAnOutage extends RecordingRun {
+        @Override
+        MessagePublisher wrap(RecordingPublisher recording) {
+            return publishing(recording, recording::publish);
+        }
+
+        @Override
+        RecordingPublisher unreachable() {
+            RecordingPublisher unreachable = RecordingPublisher.acking();
+            unreachable.when(d -> true).failRetriably("connection refused");
+            return unreachable;
+        }
+    }
+
+    /** Waits for the broker once per aggregate, as a producer blocking on metadata for every send does. */
+    static class PublisherWaitingPerAggregate extends RecordingRun {
+        @Override
+        MessagePublisher wrap(RecordingPublisher recording) {
+            return publishing(recording, recording::publish);
+        }
+
+        @Override
+        RecordingPublisher unreachable() {
+            RecordingPublisher unreachable = RecordingPublisher.acking();
+            unreachable.when(d -> true).delayBy(Duration.ofMillis(60)).skip("connection refused");
+            return unreachable;
+        }
+
+        @Override
+        protected Duration publishTimeout() {
+            return Duration.ofSeconds(1);
+        }
+    }
+
+    /** After one failure answers "not attempted" for everything after it, whatever its aggregate. */
+    static class PublisherGivingUpAfterOneFailure extends RecordingRun {
+        @Override
+        MessagePublisher wrap(RecordingPublisher recording) {
+            return publishing(recording, batch -> {
+                List<PublishOutcome> outcomes = new ArrayList<>();
+                String failure = null;
+                for (ClaimedDelivery delivery : batch) {
+                    if (failure != null) {
+                        outcomes.add(PublishOutcome.notAttempted(delivery.eventId(), "broker unavailable: " + failure));
+                        continue;
+                    }
+                    PublishOutcome outcome = recording.publish(List.of(delivery)).get(0);
+                    if (!outcome.isAcked()) {
+                        failure = outcome.toString();
+                    }
+                    outcomes.add(outcome);
                 }
                 return outcomes;
             });
