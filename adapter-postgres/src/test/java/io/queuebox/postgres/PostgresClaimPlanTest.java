@@ -21,6 +21,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * The cost of the claim and of a lease renewal on the real PostgreSQL, read from their plans
@@ -60,35 +62,18 @@ class PostgresClaimPlanTest {
 
     // ------------------------------------------------------------------------------- a hot aggregate
 
-    @Test
-    void behindALeasedHeadTheClaimCostsTheSameWhateverTheLengthOfTheTail() throws Exception {
-        long shortTail = claimBuffersBehindABlockedHead(2_000, "lease_token = gen_random_uuid(),"
-                + " lease_owner = 'other-relay', lease_until = now() + interval '1 hour'");
-        long longTail = claimBuffersBehindABlockedHead(20_000, "lease_token = gen_random_uuid(),"
-                + " lease_owner = 'other-relay', lease_until = now() + interval '1 hour'");
+    @ParameterizedTest(name = "head {0}")
+    @CsvSource(delimiter = '|', value = {
+            "leased by another relay | lease_token = gen_random_uuid(), lease_owner = 'other-relay', lease_until = now() + interval '1 hour'",
+            "in backoff | attempts = 1, next_attempt_at = now() + interval '1 hour'",
+            "parked | status = 'parked', attempts = 20"})
+    void behindABlockedHeadTheClaimCostsTheSameWhateverTheLengthOfTheTail(String head, String blockHead)
+            throws Exception {
+        long shortTail = claimBuffersBehindABlockedHead(2_000, blockHead);
+        long longTail = claimBuffersBehindABlockedHead(20_000, blockHead);
 
         assertThat(longTail).as("shared buffers of the claim behind a tail of 20,000 rows vs %d behind 2,000",
                 shortTail).isLessThan(shortTail * 3 / 2);
-    }
-
-    @Test
-    void behindAHeadInBackoffTheClaimCostsTheSameWhateverTheLengthOfTheTail() throws Exception {
-        long shortTail = claimBuffersBehindABlockedHead(2_000, "attempts = 1,"
-                + " next_attempt_at = now() + interval '1 hour'");
-        long longTail = claimBuffersBehindABlockedHead(20_000, "attempts = 1,"
-                + " next_attempt_at = now() + interval '1 hour'");
-
-        assertThat(longTail).as("shared buffers behind a tail of 20,000 rows vs %d behind 2,000", shortTail)
-                .isLessThan(shortTail * 3 / 2);
-    }
-
-    @Test
-    void behindAParkedHeadTheClaimCostsTheSameWhateverTheLengthOfTheTail() throws Exception {
-        long shortTail = claimBuffersBehindABlockedHead(2_000, "status = 'parked', attempts = 20");
-        long longTail = claimBuffersBehindABlockedHead(20_000, "status = 'parked', attempts = 20");
-
-        assertThat(longTail).as("shared buffers behind a tail of 20,000 rows vs %d behind 2,000", shortTail)
-                .isLessThan(shortTail * 3 / 2);
     }
 
     @Test
