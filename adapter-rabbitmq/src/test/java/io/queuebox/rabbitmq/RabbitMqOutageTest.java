@@ -28,7 +28,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The broker drops the publisher's connection while batches are in flight (closed by name with
  * {@code rabbitmqctl}, the other connections stay up): unconfirmed messages are retriable, the rest not
- * attempted, every acked message is in the queue, and the publisher recovers by itself.
+ * attempted (which of the two a batch gets depends on when the drop lands), every acked message is in the
+ * queue, and the publisher recovers by itself.
  */
 class RabbitMqOutageTest {
 
@@ -40,7 +41,7 @@ class RabbitMqOutageTest {
     }
 
     @Test
-    void aConnectionClosedMidBatchGivesRetriableFailuresNoFalseAcksAndRecovers() throws Exception {
+    void aConnectionClosedMidBatchGivesNoPermanentFailureNoFalseAcksAndRecovers() throws Exception {
         List<String> aggregates = new ArrayList<>();
         for (int a = 0; a < 8; a++) {
             aggregates.add(anAggregateId());
@@ -72,8 +73,10 @@ class RabbitMqOutageTest {
             closeConnection(broker.exchange);
 
             List<PublishOutcome> outcomes = failingBatch.get(30, TimeUnit.SECONDS);
-            assertThat(outcomes).noneMatch(o -> o instanceof PublishOutcome.PermanentFailure);
-            assertThat(outcomes).anyMatch(o -> o instanceof PublishOutcome.RetriableFailure);
+            // Whether the drop lands while messages await their confirms (retriable, in doubt) or between two
+            // sends (not attempted) is up to timing; neither may be permanent or a false ack.
+            assertThat(outcomes).noneMatch(o -> o instanceof PublishOutcome.PermanentFailure)
+                    .anyMatch(o -> !o.isAcked());
             assertThatEachAggregateHasAnAckedPrefix(sent, answered);
 
             // Still disconnected (the client waits 3 s before reconnecting): not attempted at once, health down.
