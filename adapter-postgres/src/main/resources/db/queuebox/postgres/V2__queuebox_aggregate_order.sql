@@ -48,5 +48,38 @@ $function$, '${queuebox_schema}', '${queuebox_table}_aggregate_lock',
         EXECUTE format('CREATE TRIGGER %1$I BEFORE INSERT ON %2$I.%3$I FOR EACH ROW EXECUTE FUNCTION %2$I.%1$I()',
                 '${queuebox_table}_aggregate_lock', '${queuebox_schema}', '${queuebox_table}');
     END IF;
+
+    -- A row's place in its aggregate's order is fixed at insert: an UPDATE that moved a row into another
+    -- aggregate, or gave it a new seq (SET seq = DEFAULT), would take no lock and could commit a later seq
+    -- of an aggregate while an earlier one is still uncommitted. QueueBox never updates these columns.
+    EXECUTE format($function$
+CREATE OR REPLACE FUNCTION %1$I.%2$I() RETURNS trigger
+    LANGUAGE plpgsql AS $body$
+BEGIN
+    IF NEW.aggregate_type IS DISTINCT FROM OLD.aggregate_type OR NEW.aggregate_id IS DISTINCT FROM OLD.aggregate_id
+            OR NEW.seq IS DISTINCT FROM OLD.seq THEN
+        RAISE EXCEPTION 'the aggregate_type, aggregate_id and seq of an outbox row cannot change (event %%):'
+            ' they fix its place in its aggregate''s delivery order; insert a new event instead', OLD.event_id
+            USING ERRCODE = 'check_violation';
+    END IF;
+    RETURN NEW;
+END
+$body$
+$function$, '${queuebox_schema}', '${queuebox_table}_order_fixed');
+
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger
+                   WHERE tgrelid = format('%I.%I', '${queuebox_schema}', '${queuebox_table}')::regclass
+                   AND tgname = '${queuebox_table}_order_fixed') THEN
+        EXECUTE format('CREATE TRIGGER %1$I BEFORE UPDATE OF aggregate_type, aggregate_id, seq ON %2$I.%3$I'
+                ' FOR EACH ROW EXECUTE FUNCTION %2$I.%1$I()',
+                '${queuebox_table}_order_fixed', '${queuebox_schema}', '${queuebox_table}');
+    END IF;
+
+    -- ALWAYS: the triggers fire under session_replication_role = replica too (replication apply, restores
+    -- and tools that set it to skip ordinary triggers), so no writer bypasses the order.
+    EXECUTE format('ALTER TABLE %1$I.%2$I ENABLE ALWAYS TRIGGER %3$I', '${queuebox_schema}', '${queuebox_table}',
+            '${queuebox_table}_aggregate_lock');
+    EXECUTE format('ALTER TABLE %1$I.%2$I ENABLE ALWAYS TRIGGER %3$I', '${queuebox_schema}', '${queuebox_table}',
+            '${queuebox_table}_order_fixed');
 END
 $queuebox$;

@@ -2,6 +2,7 @@ package io.queuebox.postgres;
 
 import static io.queuebox.postgres.Events.anEventFor;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import io.queuebox.ports.ClaimBatch;
@@ -113,6 +114,48 @@ class PostgresAggregateOrderTest {
         firstRelay.markSent(first.lease(), List.of(earlyId));
         assertThat(secondRelay.claim(request("relay-2", 10)).deliveries()).extracting(ClaimedDelivery::eventId)
                 .containsExactly(lateId);
+    }
+
+    @Test
+    void anInsertUnderTheReplicaRoleStillWaitsForTheEarlierEventOfItsAggregate() throws Exception {
+        String aggregate = "order-" + UUID.randomUUID();
+        Connection early = transaction();
+        insertPlain(early, UUID.randomUUID(), aggregate);
+        Connection replica = transaction();
+        try (Statement statement = replica.createStatement()) {
+            // What replication apply, restores and bulk tools set to skip ordinary triggers.
+            statement.execute("SET session_replication_role = replica");
+        }
+
+        Future<?> replicaInsert = threads.submit(() -> {
+            insertPlain(replica, UUID.randomUUID(), aggregate);
+            replica.commit();
+            return null;
+        });
+
+        assertThat(doneWithin(replicaInsert, Duration.ofSeconds(1)))
+                .as("the insert under session_replication_role = replica waits for the open transaction").isFalse();
+        early.rollback();
+        replicaInsert.get(10, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void anUpdateCannotMoveARowIntoAnotherAggregateNorGiveItANewSeq() throws Exception {
+        UUID eventId = UUID.randomUUID();
+        Connection connection = transaction();
+        insertPlain(connection, eventId, "order-" + UUID.randomUUID());
+        connection.commit();
+
+        for (String change : List.of("aggregate_id = 'order-elsewhere'", "aggregate_type = 'invoice'",
+                "seq = DEFAULT")) {
+            assertThatThrownBy(() -> db.execute("UPDATE " + settings.qualifiedTable() + " SET " + change
+                    + " WHERE event_id = '" + eventId + "'"))
+                    .as(change).hasMessageContaining("cannot change (event " + eventId + ")");
+        }
+        db.execute("UPDATE " + settings.qualifiedTable() + " SET aggregate_id = aggregate_id, attempts = 1"
+                + " WHERE event_id = '" + eventId + "'");
+        assertThat(queryLong("SELECT attempts FROM " + settings.qualifiedTable() + " WHERE event_id = '" + eventId
+                + "'")).as("an update that leaves the order alone goes through").isEqualTo(1);
     }
 
     @Test

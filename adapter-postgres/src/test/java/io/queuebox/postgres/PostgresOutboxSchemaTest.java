@@ -52,10 +52,15 @@ class PostgresOutboxSchemaTest {
         PostgresOutbox.createSchema(db.dataSource, settings);
         PostgresOutbox.createSchema(db.dataSource, settings);
 
-        assertThat(strings("SELECT tgname || ' ' || pg_get_triggerdef(t.oid) FROM pg_trigger t WHERE tgrelid = '"
-                + db.schema + "." + table + "'::regclass AND NOT tgisinternal")).singleElement().asString()
-                .startsWith(table + "_aggregate_lock CREATE TRIGGER " + table + "_aggregate_lock BEFORE INSERT ON ")
-                .contains("FOR EACH ROW EXECUTE FUNCTION " + db.schema + "." + table + "_aggregate_lock()");
+        assertThat(strings("SELECT tgname || ' ' || tgenabled::text || ' ' || pg_get_triggerdef(t.oid) FROM pg_trigger t"
+                + " WHERE tgrelid = '" + db.schema + "." + table + "'::regclass AND NOT tgisinternal ORDER BY tgname"))
+                .as("both triggers, enabled ALWAYS (A), so session_replication_role = replica does not skip them")
+                .satisfiesExactly(
+                        lock -> assertThat(lock).startsWith(table + "_aggregate_lock A CREATE TRIGGER " + table
+                                + "_aggregate_lock BEFORE INSERT ON ")
+                                .contains("FOR EACH ROW EXECUTE FUNCTION " + db.schema + "." + table + "_aggregate_lock()"),
+                        fixed -> assertThat(fixed).startsWith(table + "_order_fixed A CREATE TRIGGER " + table
+                                + "_order_fixed BEFORE UPDATE OF aggregate_type, aggregate_id, seq ON "));
         assertThat(strings("SELECT prosrc FROM pg_proc WHERE proname = '" + table + "_aggregate_lock'"))
                 .singleElement().asString()
                 .as("the identity's sequence is written into the function")
@@ -80,7 +85,7 @@ class PostgresOutboxSchemaTest {
         assertThat(strings("SELECT table_name FROM information_schema.tables WHERE table_schema = '" + db.schema
                 + "' AND table_name = 'queuebox_capture_state'")).containsExactly("queuebox_capture_state");
         assertThat(strings("SELECT tgname FROM pg_trigger WHERE tgrelid = '" + db.schema + ".my_outbox'::regclass"
-                + " AND NOT tgisinternal")).containsExactly("my_outbox_aggregate_lock");
+                + " AND NOT tgisinternal ORDER BY tgname")).containsExactly("my_outbox_aggregate_lock", "my_outbox_order_fixed");
     }
 
     @Test
