@@ -65,7 +65,7 @@ public final class KafkaMessagePublisher implements MessagePublisher {
             throw new IllegalArgumentException("cannot create the Kafka producer: " + KafkaErrors.reason(
                     e.getCause() != null ? e.getCause() : e), e);
         }
-        this.lookups = new TopicLookups(producer, this::looked);
+        this.lookups = new TopicLookups(producer, settings.metadataWaitMs(), this::looked);
         this.probe = new ClusterProbe(settings.producerProperties(), settings.requestTimeoutMs(), this::probed);
     }
 
@@ -167,6 +167,7 @@ public final class KafkaMessagePublisher implements MessagePublisher {
         private final Map<String, List<Integer>> waitingChains = new HashMap<>();
         private final Thread caller = Thread.currentThread();
         private final long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.publishTimeoutMs());
+        private final long maxBlockNanos = TimeUnit.MILLISECONDS.toNanos(settings.maxBlockMs());
         private String stopped;
         private int inFlight;
         private int waiting;
@@ -184,6 +185,9 @@ public final class KafkaMessagePublisher implements MessagePublisher {
 
         List<PublishOutcome> run() {
             for (int chain = 0; chain < chains.size(); chain++) {
+                // A send that failed on this thread (no buffer space) stops the call before the next head is
+                // sent, instead of every later head waiting max.block.ms for the same full buffer.
+                handleQueued();
                 advance(chain);
             }
             try {
@@ -193,15 +197,14 @@ public final class KafkaMessagePublisher implements MessagePublisher {
                     if (signal == null) {
                         break;
                     }
-                    if (signal instanceof Completion completion) {
-                        completed(completion);
-                    } else if (signal instanceof Looked looked) {
-                        looked(looked);
-                    }
+                    handle(signal);
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
+            // Past the deadline, or interrupted: what already came back still counts. A send that failed before
+            // the producer took its record is "not attempted" only once its completion is read.
+            handleQueued();
             for (int i = 0; i < outcomes.length; i++) {
                 if (outcomes[i] == null) {
                     outcomes[i] = unanswered(i);
@@ -210,12 +213,29 @@ public final class KafkaMessagePublisher implements MessagePublisher {
             return Arrays.asList(outcomes);
         }
 
+        /** Handles every signal already queued, without waiting; sends nothing once too little time is left. */
+        private void handleQueued() {
+            for (Signal signal = signals.poll(); signal != null; signal = signals.poll()) {
+                handle(signal);
+            }
+        }
+
+        private void handle(Signal signal) {
+            if (signal instanceof Completion completion) {
+                completed(completion);
+            } else if (signal instanceof Looked looked) {
+                looked(looked);
+            }
+        }
+
         /** Sends the chain's next record, parks the chain until its topic is known, or answers the chain. */
         private void advance(int chain) {
             Deque<Integer> queue = chains.get(chain);
             Integer index = queue.peek();
-            if (index == null || System.nanoTime() >= deadline) {
-                return; // past the deadline nothing more is sent; the rest is answered "not attempted"
+            if (index == null || deadline - System.nanoTime() < maxBlockNanos) {
+                // send may block up to max.block.ms (buffer space, metadata): one started now could outlast the
+                // deadline, so nothing more is sent; the rest is answered "not attempted".
+                return;
             }
             if (stopped != null) {
                 answerRest(chain, eventId -> PublishOutcome.notAttempted(eventId, "not attempted: " + stopped));
@@ -375,8 +395,9 @@ public final class KafkaMessagePublisher implements MessagePublisher {
                 return PublishOutcome.notAttempted(eventId, "not attempted: " + stopped);
             }
             Verdict verdict = topics.get(topicOf[index]);
-            return PublishOutcome.notAttempted(eventId, "not attempted: publish.timeout.ms ("
-                    + settings.publishTimeoutMs() + " ms) passed before it was sent"
+            return PublishOutcome.notAttempted(eventId, "not attempted: less than max.block.ms ("
+                    + settings.maxBlockMs() + " ms) of publish.timeout.ms (" + settings.publishTimeoutMs()
+                    + " ms) was left to send it"
                     + (verdict == Verdict.PENDING ? ", still waiting for metadata of topic '" + topicOf[index] + "'" : ""));
         }
 

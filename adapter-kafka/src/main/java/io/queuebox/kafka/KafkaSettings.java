@@ -27,7 +27,8 @@ import org.apache.kafka.common.serialization.StringSerializer;
  *   <li>{@code cloudevents.source}: the {@code ce_source} value. Default {@value #DEFAULT_CE_SOURCE}.</li>
  *   <li>{@code publish.timeout.ms}: the longest one publish call takes, whatever the batch (waiting for topic
  *       metadata, sending, waiting for acks), 1 to 600000. Default {@value #DEFAULT_PUBLISH_TIMEOUT_MS}: the
- *       default {@code delivery.timeout.ms} plus 5 s, so that the producer's own retries end first.</li>
+ *       default {@code delivery.timeout.ms} plus 5 s, so that the producer's own retries end first. The
+ *       producer's {@code max.block.ms} is capped at a quarter of it (see {@link #maxBlockMs()}).</li>
  *   <li>{@code producer.<property>}: any Kafka producer property, overriding QueueBox's defaults
  *       ({@link #PRODUCER_DEFAULTS}). The serializers are fixed.</li>
  * </ul>
@@ -73,6 +74,11 @@ public final class KafkaSettings {
     private final String cloudEventsSource;
     private final long publishTimeoutMs;
     private final Map<String, Object> producerProperties;
+    private final long maxBlockMs;
+    private final long metadataWaitMs;
+
+    /** The producer's {@code max.block.ms} is at most this part of {@code publish.timeout.ms}. */
+    static final long MAX_BLOCK_FRACTION = 4;
 
     private KafkaSettings(Map<String, String> settings) {
         for (String key : settings.keySet()) {
@@ -105,7 +111,15 @@ public final class KafkaSettings {
             throw new IllegalArgumentException(CLOUDEVENTS_SOURCE + " must be non-blank, got: '" + cloudEventsSource + "'");
         }
         publishTimeoutMs = parseMillis(settings, PUBLISH_TIMEOUT_MS, DEFAULT_PUBLISH_TIMEOUT_MS);
-        producerProperties = producerProperties(settings);
+        Map<String, Object> properties = producerProperties(settings);
+        metadataWaitMs = Long.parseLong((String) properties.get(ProducerConfig.MAX_BLOCK_MS_CONFIG));
+        // send blocks the calling thread up to max.block.ms (buffer space); the call starts no send with less than
+        // that left, so it must be a fraction of the call's bound or little would ever be sent. Metadata keeps the
+        // configured wait: TopicLookups repeats the shorter one off the calling thread.
+        maxBlockMs = Math.min(metadataWaitMs, publishTimeoutMs / MAX_BLOCK_FRACTION);
+        properties = new LinkedHashMap<>(properties);
+        properties.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, String.valueOf(maxBlockMs));
+        producerProperties = Map.copyOf(properties);
     }
 
     /** Settings from the keys under {@code broker.kafka.}, with that prefix removed. */
@@ -142,6 +156,16 @@ public final class KafkaSettings {
     /** The bound on one publish call. */
     long publishTimeoutMs() {
         return publishTimeoutMs;
+    }
+
+    /** The producer's {@code max.block.ms}: the configured one, at most a quarter of {@code publish.timeout.ms}. */
+    long maxBlockMs() {
+        return maxBlockMs;
+    }
+
+    /** How long a topic's metadata is waited for: the configured {@code max.block.ms}, uncapped. */
+    long metadataWaitMs() {
+        return metadataWaitMs;
     }
 
     int requestTimeoutMs() {

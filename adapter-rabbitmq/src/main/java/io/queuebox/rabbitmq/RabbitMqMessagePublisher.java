@@ -53,17 +53,18 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
 
     private final RabbitMqSettings settings;
     private final ChannelPool channels;
+    private final Connector connector;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Set<String> knownExchanges = ConcurrentHashMap.newKeySet();
     private volatile Connection connection;
     private volatile String lastConnectFailure;
-    private volatile long nextConnectAttempt = System.nanoTime();
     // Set by connection.blocked (a memory or disk alarm): the broker stops reading what the relay publishes.
     private volatile String blocked;
 
     private RabbitMqMessagePublisher(RabbitMqSettings settings) {
         this.settings = settings;
         this.channels = new ChannelPool(settings.channels());
+        this.connector = new Connector(this::open, settings.recoveryIntervalMs());
     }
 
     /**
@@ -91,7 +92,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         }
         Channel channel;
         try {
-            Connection current = connection();
+            Connection current = connection(deadline);
             if (!current.isOpen()) {
                 return allNotAttempted(deliveries, "RabbitMQ unavailable: connection lost, recovering automatically");
             }
@@ -136,6 +137,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
     public void close() {
         if (closed.compareAndSet(false, true)) {
             channels.closeAll();
+            connector.close();
             Connection current = connection;
             if (current != null) {
                 current.abort(5_000);
@@ -148,42 +150,36 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         return "RabbitMqMessagePublisher[" + settings + "]";
     }
 
-    private Connection connection() throws IOException {
+    /** The connection, waiting for it at most until the call's deadline. */
+    private Connection connection(long deadline) throws IOException, InterruptedException {
         Connection current = connection;
-        if (current != null) {
-            return current;
-        }
-        synchronized (this) {
-            if (connection == null) {
-                if (System.nanoTime() < nextConnectAttempt) {
-                    // One attempt per recovery interval: callers queued behind a slow failed attempt answer at once.
-                    throw new IOException("not connected (" + lastConnectFailure + ")");
-                }
-                try {
-                    Connection opened = settings.connectionFactory().newConnection(settings.connectionName());
-                    opened.addBlockedListener(reason -> blocked = reason, () -> blocked = null);
-                    if (opened instanceof Recoverable recoverable) {
-                        // A new connection starts unblocked; the broker says so again if the alarm still holds.
-                        recoverable.addRecoveryListener(new RecoveryListener() {
-                            @Override
-                            public void handleRecovery(Recoverable recovered) {
-                                blocked = null;
-                            }
+        return current != null ? current : connector.await(remainingMs(deadline));
+    }
 
-                            @Override
-                            public void handleRecoveryStarted(Recoverable recovering) {
-                            }
-                        });
+    /** One attempt, run by {@link Connector} off the calling thread. */
+    private Connection open() throws IOException, TimeoutException {
+        try {
+            Connection opened = settings.connectionFactory().newConnection(settings.connectionName());
+            opened.addBlockedListener(reason -> blocked = reason, () -> blocked = null);
+            if (opened instanceof Recoverable recoverable) {
+                // A new connection starts unblocked; the broker says so again if the alarm still holds.
+                recoverable.addRecoveryListener(new RecoveryListener() {
+                    @Override
+                    public void handleRecovery(Recoverable recovered) {
+                        blocked = null;
                     }
-                    connection = opened;
-                    lastConnectFailure = null;
-                } catch (TimeoutException | IOException e) {
-                    lastConnectFailure = describe(e);
-                    nextConnectAttempt = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(settings.recoveryIntervalMs());
-                    throw e instanceof IOException io ? io : new IOException("connection timed out", e);
-                }
+
+                    @Override
+                    public void handleRecoveryStarted(Recoverable recovering) {
+                    }
+                });
             }
-            return connection;
+            connection = opened;
+            lastConnectFailure = null;
+            return opened;
+        } catch (TimeoutException | IOException e) {
+            lastConnectFailure = describe(e);
+            throw e;
         }
     }
 
@@ -193,7 +189,11 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
             return true;
         }
         try {
-            Channel probe = connection().createChannel();
+            Connection current = connection;
+            if (current == null) {
+                return true; // not connected: publishing will say so
+            }
+            Channel probe = current.createChannel();
             try {
                 probe.exchangeDeclarePassive(exchange);
                 knownExchanges.add(exchange);
