@@ -54,9 +54,10 @@ import java.util.random.RandomGenerator;
  *
  * <h2>Errors</h2>
  * A store or publisher exception is reported through {@link DeliveryListener#onError} and never stops
- * the engine. A publish exception (or {@link Error}) counts as a retriable failure of every row of the batch; rows the
- * publisher answered {@link PublishOutcome.NotAttempted} are released uncharged. After any error, and
- * after a batch with nothing acked and a row not attempted (the broker is likely down), the worker pauses for {@code min(wakeInterval, 1 s)} before it claims again. An update that
+ * the engine. A publish exception (or {@link Error}) counts as a retriable failure of every row of the
+ * batch; rows the publisher answered {@link PublishOutcome.NotAttempted} are released uncharged. After any
+ * error, and after a batch with nothing acked and a row not attempted (the broker is likely down), the
+ * worker pauses for {@code min(wakeInterval, 1 s)} before it claims again. An update that
  * touches fewer rows than planned (the lease expired and another claimer took the rows) is reported
  * through {@link DeliveryListener#onLeaseLost}.
  *

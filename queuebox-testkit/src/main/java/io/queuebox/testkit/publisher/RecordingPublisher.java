@@ -170,7 +170,11 @@ public final class RecordingPublisher implements MessagePublisher {
         return delivered().stream().map(ReceivedMessage::asPublished).toList();
     }
 
-    /** Every delivery handed to the broker and attempted (acked or failed), in order; "not attempted" ones excluded. */
+    /**
+     * Every delivery a script or the default answered, in order: acked, failed, or scripted with
+     * {@link Script#skip}. The later messages of an aggregate that failed earlier in the same call are not
+     * included: this publisher never looked at them.
+     */
     public List<ClaimedDelivery> attempts() {
         synchronized (attempted) {
             return List.copyOf(attempted);
