@@ -1,0 +1,298 @@
+package io.queuebox.reliability;
+
+import static io.queuebox.reliability.Trial.workload;
+
+import io.queuebox.ports.OutboxEvent;
+import io.queuebox.postgres.PostgresOutbox;
+import io.queuebox.postgres.PostgresOutboxSettings;
+import io.queuebox.testkit.faults.TcpProxy;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+
+/** The scenarios of docs/reliability.md, each judged by {@link Verdict} plus its own checks. */
+final class Scenarios {
+
+    interface Scenario {
+        Trial.Outcome run(Bed bed, Form form) throws Exception;
+    }
+
+    private static final Duration DRAIN = Duration.ofMinutes(3);
+
+    /** Scenario names in the order of the report. */
+    static Map<String, Scenario> all() {
+        Map<String, Scenario> all = new LinkedHashMap<>();
+        all.put("kill-9", Scenarios::kills);
+        all.put("rabbitmq-outage", Scenarios::rabbitOutage);
+        all.put("kafka-outage", Scenarios::kafkaOutage);
+        all.put("postgres-restart", Scenarios::postgresRestart);
+        all.put("four-relays", Scenarios::fourRelays);
+        all.put("database-network-cut", Scenarios::databaseCut);
+        all.put("broker-network-cut", Scenarios::brokerCut);
+        all.put("poison-rabbitmq", PoisonScenarios::rabbit);
+        all.put("poison-kafka", PoisonScenarios::kafka);
+        all.put("lease-expiry", Scenarios::leaseExpiry);
+        all.put("capture-faults", CaptureScenario::run);
+        return all;
+    }
+
+    /** 1: SIGKILL at random moments, restarted each time. */
+    static Trial.Outcome kills(Bed bed, Form form) throws Exception {
+        try (Trial trial = new Trial(bed, "kill-9", "rabbitmq")) {
+            Map<String, String> config = Map.of("outbox.leaseMs", "5000");
+            trial.produce(workload(form.transactionsPerSecond(), 1));
+            if (form.killEvents() > 0) {
+                trial.producer().stopAfter(form.killEvents());
+            }
+            Random random = new Random(1);
+            RelayProcess relay = trial.startRelay(config);
+            long upMillis = form.relayRunsAtMost().toMillis();
+            for (int kill = 0; kill < form.kills(); kill++) {
+                Thread.sleep(1000 + random.nextInt((int) upMillis - 1000));
+                relay.kill();
+                relay = trial.startRelay(config);
+            }
+            while (!trial.producer().finished() && form.killEvents() > 0) {
+                Thread.sleep(500);
+            }
+            trial.notes.put("kills", form.kills());
+            trial.faultEnded();
+            Thread.sleep(form.steady().toMillis());
+            return trial.finish(DRAIN);
+        }
+    }
+
+    /** 2a: RabbitMQ stopped (stop_app) mid-run, then started again. */
+    static Trial.Outcome rabbitOutage(Bed bed, Form form) throws Exception {
+        try (Trial trial = new Trial(bed, "rabbitmq-outage", "rabbitmq")) {
+            RelayProcess relay = trial.startRelay(Map.of());
+            trial.produce(workload(form.transactionsPerSecond(), 2));
+            Thread.sleep(form.steady().toMillis());
+            try {
+                Bed.rabbitmq("stop_app");
+                Thread.sleep(form.brokerOutage().toMillis());
+            } finally {
+                Bed.rabbitmq("start_app");
+                Bed.rabbitmq("await_startup");
+            }
+            trial.faultEnded();
+            trial.notes.put("outageSeconds", form.brokerOutage().toSeconds());
+            Thread.sleep(form.steady().toMillis());
+            requireAlive(trial, relay);
+            return trial.finish(DRAIN);
+        }
+    }
+
+    /** 2b: the in-process Kafka broker stopped mid-run, then restarted on its data and port. */
+    static Trial.Outcome kafkaOutage(Bed bed, Form form) throws Exception {
+        try (Trial trial = new Trial(bed, "kafka-outage", "kafka")) {
+            RelayProcess relay = trial.startRelay(Map.of());
+            trial.produce(workload(form.transactionsPerSecond(), 3));
+            Thread.sleep(form.steady().toMillis());
+            try {
+                bed.kafka().stopBroker();
+                Thread.sleep(form.brokerOutage().toMillis());
+            } finally {
+                bed.kafka().restartBroker();
+            }
+            trial.faultEnded();
+            trial.notes.put("outageSeconds", form.brokerOutage().toSeconds());
+            Thread.sleep(form.steady().toMillis());
+            requireAlive(trial, relay);
+            return trial.finish(DRAIN);
+        }
+    }
+
+    /** 3: PostgreSQL restarted mid-run; the relay must recover without being restarted. */
+    static Trial.Outcome postgresRestart(Bed bed, Form form) throws Exception {
+        try (Trial trial = new Trial(bed, "postgres-restart", "rabbitmq")) {
+            RelayProcess relay = trial.startRelay(Map.of());
+            trial.produce(workload(form.transactionsPerSecond(), 4));
+            Thread.sleep(form.steady().toMillis());
+            try {
+                Bed.postgres("restart");
+            } finally {
+                awaitPostgres();
+            }
+            trial.faultEnded();
+            Thread.sleep(form.steady().toMillis());
+            requireAlive(trial, relay);
+            return trial.finish(DRAIN);
+        }
+    }
+
+    /** 4: four relays on one table, no faults: no event may be sent twice. */
+    static Trial.Outcome fourRelays(Bed bed, Form form) throws Exception {
+        try (Trial trial = new Trial(bed, "four-relays", "kafka")) {
+            for (int i = 0; i < 4; i++) {
+                trial.startRelay(Map.of());
+            }
+            trial.produce(workload(form.transactionsPerSecond() * 2, 5));
+            Thread.sleep(form.steady().toMillis() * 3);
+            Trial.Outcome outcome = trial.finish(DRAIN);
+            if (outcome.verdict().duplicates() != 0) {
+                return withFailure(outcome, "four relays without faults sent " + outcome.verdict().duplicates()
+                        + " duplicates");
+            }
+            return outcome;
+        }
+    }
+
+    /** 5a: the relay's database connections stop forwarding for a while; no socket is closed. */
+    static Trial.Outcome databaseCut(Bed bed, Form form) throws Exception {
+        try (Trial trial = new Trial(bed, "database-network-cut", "rabbitmq")) {
+            TcpProxy proxy = new TcpProxy(Bed.PG_HOST, Bed.PG_PORT);
+            trial.closeLater(proxy);
+            RelayProcess relay = trial.startRelay(Map.of("database.url", bed.jdbcUrl(trial.database, proxy.port())));
+            return cut(trial, relay, proxy, form, 6);
+        }
+    }
+
+    /** 5b: the relay's broker connection stops forwarding for a while; no socket is closed. */
+    static Trial.Outcome brokerCut(Bed bed, Form form) throws Exception {
+        try (Trial trial = new Trial(bed, "broker-network-cut", "rabbitmq")) {
+            TcpProxy proxy = new TcpProxy(Bed.RABBIT_HOST, Bed.RABBIT_PORT);
+            trial.closeLater(proxy);
+            RelayProcess relay = trial.startRelay(Map.of("broker.rabbitmq.uri", bed.rabbitUri(proxy.port())));
+            return cut(trial, relay, proxy, form, 7);
+        }
+    }
+
+    private static Trial.Outcome cut(Trial trial, RelayProcess relay, TcpProxy proxy, Form form, long seed)
+            throws Exception {
+        trial.produce(workload(form.transactionsPerSecond(), seed));
+        Thread.sleep(form.steady().toMillis());
+        proxy.cut();
+        long cutStart = System.nanoTime();
+        List<String> readiness = new ArrayList<>();
+        try {
+            while (System.nanoTime() - cutStart < form.networkCut().toNanos()) {
+                readiness.add(relay.readiness().contains("\"DOWN\"") ? "DOWN" : "UP");
+                Thread.sleep(1000);
+            }
+        } finally {
+            proxy.restore();
+        }
+        trial.faultEnded();
+        trial.notes.put("cutSeconds", form.networkCut().toSeconds());
+        trial.notes.put("readinessDuringCut", String.join(",", collapse(readiness)));
+        Thread.sleep(form.steady().toMillis());
+        requireAlive(trial, relay);
+        return trial.finish(DRAIN);
+    }
+
+    /**
+     * 7: relay A publishes through a proxy that holds every chunk longer than the lease, and loses its
+     * database while it waits, so it cannot renew; relay B claims the expired rows and delivers them. A's
+     * late outcome must be fenced (counted by {@code queuebox_lease_lost_rows_total}), and the copies it still
+     * sent are the duplicates this costs.
+     */
+    static Trial.Outcome leaseExpiry(Bed bed, Form form) throws Exception {
+        try (Trial trial = new Trial(bed, "lease-expiry", "rabbitmq")) {
+            TcpProxy brokerProxy = new TcpProxy(Bed.RABBIT_HOST, Bed.RABBIT_PORT);
+            TcpProxy databaseProxy = new TcpProxy(Bed.PG_HOST, Bed.PG_PORT);
+            trial.closeLater(brokerProxy);
+            trial.closeLater(databaseProxy);
+            RelayProcess slow = trial.startRelay(Map.of(
+                    "database.url", bed.jdbcUrl(trial.database, databaseProxy.port()),
+                    "broker.rabbitmq.uri", bed.rabbitUri(brokerProxy.port()),
+                    "broker.rabbitmq.confirm.timeout.ms", "30000",
+                    "outbox.leaseMs", "3000"));
+            RelayProcess other = trial.startRelay(Map.of("outbox.leaseMs", "3000"));
+            trial.produce(workload(form.transactionsPerSecond(), 8));
+            Thread.sleep(form.steady().toMillis());
+            brokerProxy.delay(Duration.ofSeconds(5));
+            Thread.sleep(1500); // A is now inside a publish that waits 10 s for its confirms
+            databaseProxy.cut();
+            Thread.sleep(8000); // A's lease (3 s) runs out unrenewed; B claims and delivers those rows
+            databaseProxy.restore();
+            Thread.sleep(10_000); // A's confirms arrive; its outcome hits a lease it lost
+            brokerProxy.delay(Duration.ZERO);
+            trial.faultEnded();
+            Thread.sleep(form.steady().toMillis());
+            requireAlive(trial, slow);
+            requireAlive(trial, other);
+            double fenced = slow.metric("queuebox_lease_lost_rows_total");
+            trial.notes.put("fencedOutcomesOfTheSlowRelay", fenced);
+            Trial.Outcome outcome = trial.finish(DRAIN);
+            if (fenced <= 0) {
+                return withFailure(outcome, "the slow relay's lease never expired under it: the scenario did not"
+                        + " exercise fencing (queuebox_lease_lost_rows_total " + fenced + ")");
+            }
+            return outcome;
+        }
+    }
+
+    static void requireAlive(Trial trial, RelayProcess relay) throws Exception {
+        if (!relay.alive()) {
+            trial.failures.add(relay.name() + " exited during the fault instead of recovering:\n" + relay.tail());
+        }
+    }
+
+    static Trial.Outcome withFailure(Trial.Outcome outcome, String failure) {
+        List<String> failures = new ArrayList<>(outcome.failures());
+        failures.add(failure);
+        return new Trial.Outcome(outcome.verdict(), outcome.notes(), failures);
+    }
+
+    static void awaitPostgres() throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
+        while (true) {
+            try (Connection ignored = DriverManager.getConnection(
+                    "jdbc:postgresql://" + Bed.PG_HOST + ":" + Bed.PG_PORT + "/postgres?user=postgres")) {
+                return;
+            } catch (java.sql.SQLException e) {
+                if (System.nanoTime() > deadline) {
+                    throw e;
+                }
+                Thread.sleep(200);
+            }
+        }
+    }
+
+    /** "UP,UP,DOWN,DOWN" as "UP x2, DOWN x2". */
+    static List<String> collapse(List<String> states) {
+        List<String> out = new ArrayList<>();
+        String last = null;
+        int n = 0;
+        for (String state : states) {
+            if (state.equals(last)) {
+                n++;
+            } else {
+                if (last != null) {
+                    out.add(last + " x" + n);
+                }
+                last = state;
+                n = 1;
+            }
+        }
+        if (last != null) {
+            out.add(last + " x" + n);
+        }
+        return out;
+    }
+
+    /** Writes events in one committed transaction through the library's writer (for poison events). */
+    static void write(Trial trial, List<OutboxEvent> events) throws Exception {
+        try (Connection connection = DriverManager.getConnection(trial.jdbcUrl())) {
+            connection.setAutoCommit(false);
+            PostgresOutbox.jdbcWriter(PostgresOutboxSettings.defaults()).enqueueAll(connection, events);
+            connection.commit();
+        }
+    }
+
+    static OutboxEvent event(String aggregate, String destination, int payloadBytes) {
+        byte[] payload = ("{\"pad\":\"" + "x".repeat(Math.max(0, payloadBytes - 10)) + "\"}")
+                .getBytes(StandardCharsets.UTF_8);
+        return OutboxEvent.of(Producer.AGGREGATE_TYPE, aggregate, "Changed", payload).withDestination(destination);
+    }
+
+    private Scenarios() {
+    }
+}
