@@ -417,7 +417,33 @@ public final class CaptureSupervisor implements WakeSource {
         }
     }
 
-    private static String describe(Throwable error) {
+    /**
+     * The failure and, when it wraps another, its root cause: connectors wrap every fault in the same generic
+     * exception ("An exception occurred in the change event producer"), and the cause is what tells an
+     * operator what happened (a terminated replication connection, a dropped slot).
+     */
+    static String describe(Throwable error) {
+        Throwable root = error;
+        while (root.getCause() != null && root.getCause() != root) {
+            root = root.getCause();
+        }
+        String described = simple(error);
+        if (root != error) {
+            Throwable telling = root.getMessage() == null && root != error.getCause() ? parentOf(error, root) : root;
+            described += "; cause: " + simple(telling);
+        }
+        return described;
+    }
+
+    private static Throwable parentOf(Throwable top, Throwable root) {
+        Throwable parent = top;
+        while (parent.getCause() != root) {
+            parent = parent.getCause();
+        }
+        return parent.getMessage() == null ? root : parent;
+    }
+
+    private static String simple(Throwable error) {
         String text = error.getMessage();
         return error.getClass().getSimpleName() + (text == null ? "" : ": " + text);
     }

@@ -292,7 +292,7 @@ public final class DeliveryEngine implements AutoCloseable {
                     reason = WakeReason.INTERVAL;
                     seen = signal.wakes();
                 } else {
-                    WakeSignal.Woken woken = signal.await(seen, settings.wakeInterval(),
+                    WakeSignal.Woken woken = signal.await(seen, idleWait(),
                             index == 1 ? this::planWake : this::planPeerWake);
                     if (woken.reason() == WakeReason.SHUTDOWN) {
                         break;
@@ -304,6 +304,28 @@ public final class DeliveryEngine implements AutoCloseable {
         } finally {
             finished.countDown();
         }
+    }
+
+    /**
+     * The reconciliation interval while a wake source reports UP; the fallback (poll) interval while every
+     * source is failing, restarting or faulted, so that a capture fault slows delivery to polling and never
+     * stops it. Sources wake the engine when they fail or restart, so a worker waiting the long interval
+     * picks the short one at once.
+     */
+    private Duration idleWait() {
+        if (wakeSources.isEmpty()) {
+            return settings.wakeInterval();
+        }
+        for (WakeSource source : wakeSources) {
+            try {
+                if (source.health().status() == Health.Status.UP) {
+                    return settings.wakeInterval();
+                }
+            } catch (RuntimeException e) {
+                listener.onError("wakeSource.health", e);
+            }
+        }
+        return settings.fallbackWakeInterval();
     }
 
     private WakeSchedule.Wake planWake(Duration intervalLeft) {

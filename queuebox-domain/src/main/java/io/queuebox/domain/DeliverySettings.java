@@ -18,6 +18,9 @@ import java.util.Objects;
  *   <li>{@code workers}: worker threads that claim and publish in parallel, 1 to 256. Default 1.</li>
  *   <li>{@code wakeInterval}: the longest an idle worker waits before it claims again: the poll interval
  *       in polling mode, the reconciliation interval in capture mode. Default 1 s.</li>
+ *   <li>{@code fallbackWakeInterval}: the longest an idle worker waits while the engine has wake sources
+ *       and none of them reports UP (capture failed, restarting or faulted): the poll interval, so that a
+ *       capture fault slows delivery to polling and never further. Default: {@code wakeInterval}.</li>
  *   <li>{@code leaseLength}: how long a claim holds its rows on the store's clock; renewed every third of
  *       it while a publish is in flight. At least 3 ms. Default 30 s.</li>
  *   <li>{@code ordering}: {@link Ordering#PER_AGGREGATE} (default) or {@link Ordering#NONE}.</li>
@@ -55,6 +58,7 @@ public final class DeliverySettings {
     private final int batchSize;
     private final int workers;
     private final Duration wakeInterval;
+    private final Duration fallbackWakeInterval;
     private final Duration leaseLength;
     private final Ordering ordering;
     private final ParkingPolicy parkingPolicy;
@@ -70,6 +74,7 @@ public final class DeliverySettings {
         batchSize = b.batchSize;
         workers = b.workers;
         wakeInterval = b.wakeInterval;
+        fallbackWakeInterval = b.fallbackWakeInterval == null ? b.wakeInterval : b.fallbackWakeInterval;
         leaseLength = b.leaseLength;
         ordering = b.ordering;
         parkingPolicy = b.parkingPolicy;
@@ -93,10 +98,12 @@ public final class DeliverySettings {
 
     /** A builder starting from these settings. */
     public Builder toBuilder() {
-        return new Builder().owner(owner).batchSize(batchSize).workers(workers).wakeInterval(wakeInterval)
+        Builder builder = new Builder().owner(owner).batchSize(batchSize).workers(workers).wakeInterval(wakeInterval)
                 .leaseLength(leaseLength).ordering(ordering).parkingPolicy(parkingPolicy).retryPolicy(retryPolicy)
                 .shutdownDeadline(shutdownDeadline).purgeEnabled(purgeEnabled).purgeRetention(purgeRetention)
                 .purgeInterval(purgeInterval).purgeBatchSize(purgeBatchSize);
+        // A fallback that only mirrored wakeInterval keeps mirroring it when the builder changes wakeInterval.
+        return fallbackWakeInterval.equals(wakeInterval) ? builder : builder.fallbackWakeInterval(fallbackWakeInterval);
     }
 
     /** The claim every worker makes. */
@@ -123,6 +130,10 @@ public final class DeliverySettings {
 
     public Duration wakeInterval() {
         return wakeInterval;
+    }
+
+    public Duration fallbackWakeInterval() {
+        return fallbackWakeInterval;
     }
 
     public Duration leaseLength() {
@@ -164,7 +175,7 @@ public final class DeliverySettings {
     @Override
     public String toString() {
         return "DeliverySettings[owner=" + owner + ", batchSize=" + batchSize + ", workers=" + workers
-                + ", wakeInterval=" + wakeInterval + ", leaseLength=" + leaseLength + ", ordering=" + ordering
+                + ", wakeInterval=" + wakeInterval + ", fallbackWakeInterval=" + fallbackWakeInterval + ", leaseLength=" + leaseLength + ", ordering=" + ordering
                 + ", parkingPolicy=" + parkingPolicy + ", retryPolicy=" + retryPolicy + ", shutdownDeadline="
                 + shutdownDeadline + ", purgeEnabled=" + purgeEnabled + ", purgeRetention=" + purgeRetention
                 + ", purgeInterval=" + purgeInterval + ", purgeBatchSize=" + purgeBatchSize + "]";
@@ -176,6 +187,7 @@ public final class DeliverySettings {
         private int batchSize = DEFAULT_BATCH_SIZE;
         private int workers = DEFAULT_WORKERS;
         private Duration wakeInterval = DEFAULT_WAKE_INTERVAL;
+        private Duration fallbackWakeInterval;
         private Duration leaseLength = DEFAULT_LEASE_LENGTH;
         private Ordering ordering = DEFAULT_ORDERING;
         private ParkingPolicy parkingPolicy = DEFAULT_PARKING_POLICY;
@@ -209,6 +221,11 @@ public final class DeliverySettings {
 
         public Builder wakeInterval(Duration wakeInterval) {
             this.wakeInterval = positive(wakeInterval, "wakeInterval");
+            return this;
+        }
+
+        public Builder fallbackWakeInterval(Duration fallbackWakeInterval) {
+            this.fallbackWakeInterval = positive(fallbackWakeInterval, "fallbackWakeInterval");
             return this;
         }
 
@@ -299,7 +316,8 @@ public final class DeliverySettings {
     public boolean equals(Object other) {
         return other instanceof DeliverySettings that
                 && owner.equals(that.owner) && batchSize == that.batchSize && workers == that.workers
-                && wakeInterval.equals(that.wakeInterval) && leaseLength.equals(that.leaseLength)
+                && wakeInterval.equals(that.wakeInterval) && fallbackWakeInterval.equals(that.fallbackWakeInterval)
+                && leaseLength.equals(that.leaseLength)
                 && ordering == that.ordering && parkingPolicy == that.parkingPolicy
                 && retryPolicy.equals(that.retryPolicy) && shutdownDeadline.equals(that.shutdownDeadline)
                 && purgeEnabled == that.purgeEnabled && purgeRetention.equals(that.purgeRetention)
@@ -308,7 +326,7 @@ public final class DeliverySettings {
 
     @Override
     public int hashCode() {
-        return Objects.hash(owner, batchSize, workers, wakeInterval, leaseLength, ordering, parkingPolicy,
+        return Objects.hash(owner, batchSize, workers, wakeInterval, fallbackWakeInterval, leaseLength, ordering, parkingPolicy,
                 retryPolicy, shutdownDeadline, purgeEnabled, purgeRetention, purgeInterval, purgeBatchSize);
     }
 }

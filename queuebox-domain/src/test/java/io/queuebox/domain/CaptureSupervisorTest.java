@@ -382,4 +382,15 @@ class CaptureSupervisorTest {
         }
     }
 
+
+    /** Found by the fault-injection suite: a terminated replication connection showed only the connector's wrapper. */
+    @Test
+    void aConnectorFailureIsDescribedWithItsRootCause() {
+        Exception failure = new IllegalStateException("An exception occurred in the change event producer.",
+                new java.sql.SQLException("Database connection failed when reading from copy", new java.io.EOFException()));
+        assertThat(CaptureSupervisor.describe(failure))
+                .startsWith("IllegalStateException: An exception occurred in the change event producer.")
+                .endsWith("; cause: SQLException: Database connection failed when reading from copy");
+        assertThat(CaptureSupervisor.describe(new IllegalStateException("alone"))).isEqualTo("IllegalStateException: alone");
+    }
 }

@@ -454,6 +454,46 @@ class DeliveryEngineTest {
         assertThat(listener.wakes).containsExactly(WakeReason.CAPTURE);
     }
 
+    /** Found by the fault-injection suite (capture-faults): with capture faulted, delivery waited 30 s between claims. */
+    @Test
+    void whileEveryWakeSourceIsDownIdleWorkersPollAtTheFallbackIntervalAndWhenOneIsUpAtTheLongOne() {
+        AtomicReference<WakeSource.WakeListener> wakeListener = new AtomicReference<>();
+        AtomicReference<Health> health = new AtomicReference<>(Health.down("SLOT_MISSING: the slot is gone"));
+        WakeSource source = new WakeSource() {
+            @Override
+            public void start(WakeListener listener) {
+                wakeListener.set(listener);
+            }
+
+            @Override
+            public Health health() {
+                return health.get();
+            }
+
+            @Override
+            public void close() {
+            }
+        };
+        started(settings().wakeInterval(LONG_INTERVAL).fallbackWakeInterval(Duration.ofMillis(50)),
+                DeliveryEngine.builder().wakeSource(source));
+        await().atMost(SOON).until(() -> store.claimCalls.get() >= 1);
+        eventsOf(order("a"), 1);
+        awaitAllSent(1); // no wake: the fallback poll found it
+
+        health.set(Health.up("streaming"));
+        wakeListener.get().wake(WakeReason.CAPTURE_RESTART);
+        await().atMost(SOON).until(() -> listener.wakes.contains(WakeReason.CAPTURE_RESTART));
+        int claims = store.claimCalls.get();
+        eventsOf(order("b"), 1);
+        try {
+            Thread.sleep(500);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        assertThat(store.claimCalls.get()).as("streaming capture: only its wake-ups and the long interval")
+                .isLessThanOrEqualTo(claims + 1);
+    }
+
     @Test
     void aRetryScheduledByThisEngineWakesItWithoutWaitingForTheInterval() {
         UUID id = eventsOf(order("a"), 1).get(0).eventId();
