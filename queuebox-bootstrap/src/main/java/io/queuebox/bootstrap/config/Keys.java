@@ -32,6 +32,13 @@ public final class Keys {
             key("database.pool.connectionTimeoutMs", Type.MILLIS).defaultValue(5000).range(250, 600_000)
             .doc("How long a thread waits for a pooled connection before failing."));
 
+    public static final ConfigKey DATABASE_SOCKET_TIMEOUT_MS = register(
+            key("database.socketTimeoutMs", Type.MILLIS).defaultValue(30000).range(0, 3_600_000)
+            .doc("Longest wait for the database's answer to one statement of the relay (claim, outcome, renewal,"
+                    + " purge, capture state) before the connection is given up, so that a network that drops"
+                    + " packets without closing the connection is noticed; rounded up to whole seconds, 0 waits"
+                    + " forever. Operator commands such as migrate are not bounded."));
+
     public static final ConfigKey OUTBOX_SCHEMA = register(key("outbox.schema", Type.IDENTIFIER).defaultValue("public")
             .doc("Schema of the outbox table and of QueueBox's own tables."));
     public static final ConfigKey OUTBOX_TABLE = register(key("outbox.table", Type.IDENTIFIER).defaultValue("queuebox_outbox")

@@ -33,11 +33,18 @@ public final class Pools {
 
     /** A pool of two connections for one operator command (migrate, outbox stats, replay). */
     public static HikariDataSource operator(QueueBoxConfig config) {
-        return create(config, "queuebox-operator", 2, Keys.DATABASE_USERNAME, Keys.DATABASE_PASSWORD, null);
+        // Unbounded: a migration's CREATE INDEX on a large table may rightly take longer than any socket timeout.
+        return create(config, "queuebox-operator", 2, Keys.DATABASE_USERNAME, Keys.DATABASE_PASSWORD, null, 0);
     }
 
     private static HikariDataSource create(QueueBoxConfig config, String name, int maxSize, ConfigKey userKey,
                                            ConfigKey passwordKey, MeterRegistry registry) {
+        return create(config, name, maxSize, userKey, passwordKey, registry,
+                config.longValue(Keys.DATABASE_SOCKET_TIMEOUT_MS));
+    }
+
+    private static HikariDataSource create(QueueBoxConfig config, String name, int maxSize, ConfigKey userKey,
+                                           ConfigKey passwordKey, MeterRegistry registry, long socketTimeoutMs) {
         HikariConfig hikari = new HikariConfig();
         hikari.setPoolName(name);
         hikari.setJdbcUrl(config.string(Keys.DATABASE_URL));
@@ -49,6 +56,14 @@ public final class Pools {
         // The pool must come up while the database is still down: DatabaseWait decides how long to wait.
         hikari.setInitializationFailTimeout(-1);
         hikari.addDataSourceProperty("ApplicationName", "queuebox");
+        // A network that drops packets without closing the connection leaves a statement waiting forever
+        // (until TCP gives up, hours later): the socket timeout makes the statement fail, so the engine reports
+        // the database down and retries on a new connection. A URL parameter of the same name wins.
+        if (socketTimeoutMs > 0) {
+            hikari.addDataSourceProperty("socketTimeout", Long.toString((socketTimeoutMs + 999) / 1000));
+            hikari.setValidationTimeout(Math.min(hikari.getValidationTimeout(), Math.max(250, socketTimeoutMs)));
+        }
+        hikari.addDataSourceProperty("tcpKeepAlive", "true");
         if (registry != null) {
             hikari.setMetricsTrackerFactory(new MicrometerMetricsTrackerFactory(registry));
         }

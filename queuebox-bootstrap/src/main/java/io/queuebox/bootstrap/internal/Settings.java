@@ -39,6 +39,8 @@ public final class Settings {
                 .batchSize(config.integer(Keys.OUTBOX_BATCH_SIZE))
                 .workers(config.integer(Keys.OUTBOX_WORKERS))
                 .wakeInterval(config.millis(captureWakes ? Keys.CAPTURE_RECONCILIATION_INTERVAL_MS : Keys.OUTBOX_POLL_INTERVAL_MS))
+                // While capture is not streaming, delivery polls as it would without capture.
+                .fallbackWakeInterval(config.millis(Keys.OUTBOX_POLL_INTERVAL_MS))
                 .leaseLength(config.millis(Keys.OUTBOX_LEASE_MS))
                 .ordering(config.string(Keys.OUTBOX_ORDERING).equals("none") ? Ordering.NONE : Ordering.PER_AGGREGATE)
                 .parkingPolicy(config.string(Keys.OUTBOX_PARKING).equals("continue-aggregate")
