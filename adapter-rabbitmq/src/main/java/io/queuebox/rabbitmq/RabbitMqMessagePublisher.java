@@ -60,6 +60,9 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
     private volatile String lastConnectFailure;
     // Set by connection.blocked (a memory or disk alarm): the broker stops reading what the relay publishes.
     private volatile String blocked;
+    // Set when a call ended at its bound without hearing anything from an open connection (a network that
+    // drops packets without closing it, a stalled broker); cleared by the next confirm or a recovered connection.
+    private volatile long silentSinceNanos;
 
     private RabbitMqMessagePublisher(RabbitMqSettings settings) {
         this.settings = settings;
@@ -122,7 +125,13 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         if (blockedBy != null) {
             return Health.down("blocked: " + blockedBy + " (the broker accepts nothing until the alarm clears)");
         }
+        long silentSince = silentSinceNanos;
         Connection current = connection;
+        if (silentSince != 0 && current != null && current.isOpen()) {
+            return Health.down("no answer from RabbitMQ for " + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - silentSince
+                    + TimeUnit.MILLISECONDS.toNanos(settings.confirmTimeoutMs())) + " ms on an open connection"
+                    + " (network silent or broker stalled; messages sent meanwhile are in doubt)");
+        }
         if (current != null && current.isOpen()) {
             return Health.up("connected to " + current.getAddress() + ":" + current.getPort());
         }
@@ -167,6 +176,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
                     @Override
                     public void handleRecovery(Recoverable recovered) {
                         blocked = null;
+                        silentSinceNanos = 0;
                     }
 
                     @Override
@@ -301,6 +311,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         }
 
         private boolean await() {
+            boolean heard = false;
             for (int chain = 0; chain < chains.size(); chain++) {
                 publishNext(chain);
             }
@@ -310,7 +321,9 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
                     Signal signal = remaining > 0 ? signals.poll(remaining, TimeUnit.NANOSECONDS) : null;
                     if (signal == null) {
                         break;
-                    } else if (signal instanceof Returned r) {
+                    }
+                    heard = true;
+                    if (signal instanceof Returned r) {
                         Integer index = byMessageId.get(r.messageId());
                         if (index != null) {
                             returned.put(index, r.replyText());
@@ -327,6 +340,11 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
                 stopped = "interrupted while waiting for confirms";
             }
             boolean complete = unconfirmed.isEmpty() && !channelLost;
+            if (heard) {
+                silentSinceNanos = 0;
+            } else if (!unconfirmed.isEmpty() && !channelLost && silentSinceNanos == 0) {
+                silentSinceNanos = System.nanoTime();
+            }
             for (int index : unconfirmed.values()) {
                 // Published, no confirm yet: the broker may or may not have it (and may confirm it late).
                 outcomes[index] = PublishOutcome.retriable(batch.get(index).eventId(), stopped != null ? stopped

@@ -33,6 +33,8 @@ import java.util.regex.Pattern;
  *   <li>{@code channels}: the most channels publishing at once (publish calls beyond wait). Default 4.</li>
  *   <li>{@code connection.timeout.ms}: TCP connect and AMQP handshake timeout. Default 5000.</li>
  *   <li>{@code recovery.interval.ms}: the pause between automatic reconnection attempts. Default 2000.</li>
+ *   <li>{@code heartbeat.seconds}: the AMQP heartbeat the client asks for (the broker may lower it); a
+ *       connection silent for about two heartbeats is dropped and recovered. 0 asks for none. Default 10.</li>
  *   <li>{@code connection.name}: the name the broker shows for the connection. Default {@code queuebox}.</li>
  * </ul>
  */
@@ -49,6 +51,7 @@ public final class RabbitMqSettings {
     public static final String CHANNELS = "channels";
     public static final String CONNECTION_TIMEOUT_MS = "connection.timeout.ms";
     public static final String RECOVERY_INTERVAL_MS = "recovery.interval.ms";
+    public static final String HEARTBEAT_SECONDS = "heartbeat.seconds";
     public static final String CONNECTION_NAME = "connection.name";
 
     public static final String DEFAULT_URI = "amqp://localhost:5672/%2F";
@@ -56,7 +59,7 @@ public final class RabbitMqSettings {
     public static final String DEFAULT_ROUTING_KEY = "{aggregateType}.{eventType}";
 
     private static final Set<String> KNOWN = Set.of(URI_KEY, USERNAME, PASSWORD, EXCHANGE, ROUTING_KEY, MANDATORY,
-            UNROUTABLE, CONFIRM_TIMEOUT_MS, CHANNELS, CONNECTION_TIMEOUT_MS, RECOVERY_INTERVAL_MS, CONNECTION_NAME);
+            UNROUTABLE, CONFIRM_TIMEOUT_MS, CHANNELS, CONNECTION_TIMEOUT_MS, RECOVERY_INTERVAL_MS, HEARTBEAT_SECONDS, CONNECTION_NAME);
     // AMQP short strings: at most 255 bytes; exchange names of letters, digits, '-', '_', '.', ':'.
     private static final Pattern EXCHANGE_CHARS = Pattern.compile("[A-Za-z0-9._:{}-]{0,255}");
 
@@ -71,6 +74,7 @@ public final class RabbitMqSettings {
     private final int channels;
     private final int connectionTimeoutMs;
     private final long recoveryIntervalMs;
+    private final int heartbeatSeconds;
     private final String connectionName;
 
     private RabbitMqSettings(Map<String, String> settings) {
@@ -111,6 +115,7 @@ public final class RabbitMqSettings {
         channels = (int) parseLong(settings, CHANNELS, 4, 1, 1024);
         connectionTimeoutMs = (int) parseLong(settings, CONNECTION_TIMEOUT_MS, 5_000, 1, 600_000);
         recoveryIntervalMs = parseLong(settings, RECOVERY_INTERVAL_MS, 2_000, 1, 600_000);
+        heartbeatSeconds = (int) parseLong(settings, HEARTBEAT_SECONDS, 10, 0, 3_600);
         connectionName = settings.getOrDefault(CONNECTION_NAME, "queuebox");
         if (connectionName.isBlank()) {
             throw new IllegalArgumentException(CONNECTION_NAME + " must be non-blank, got: '" + connectionName + "'");
@@ -146,6 +151,10 @@ public final class RabbitMqSettings {
         // Topology is the operator's: QueueBox declares nothing, so there is nothing to re-declare.
         factory.setTopologyRecoveryEnabled(false);
         factory.setNetworkRecoveryInterval(recoveryIntervalMs);
+        // A network that drops packets without closing the connection is only noticed by missed heartbeats:
+        // the client's default of 60 s let a silent connection look open for about two minutes, each publish
+        // call meanwhile ending at confirm.timeout.ms with its messages in doubt.
+        factory.setRequestedHeartbeat(heartbeatSeconds);
         // The client waits 10 minutes for an RPC answer by default; a broker that stopped reading (an alarm)
         // would hold a publish call that long.
         factory.setChannelRpcTimeout((int) confirmTimeoutMs);
