@@ -51,6 +51,9 @@ class DatabaseNetworkCutTest {
                     server.getHost() + ":" + server.getPort(), "127.0.0.1:" + proxy.port()), rabbit);
             values.put("database.socketTimeoutMs", "2000");
             values.put("database.pool.connectionTimeoutMs", "2000");
+            // A claim the relay gave up on may still reach the server when the network comes back (TCP
+            // retransmits) and lease rows nobody will publish: the lease's expiry frees them.
+            values.put("outbox.leaseMs", "3000");
             QueueBoxConfig config = QueueBoxConfig.of(values);
             try (HikariDataSource pool = Pools.operator(config)) {
                 Migrations.migrate(pool, config);
