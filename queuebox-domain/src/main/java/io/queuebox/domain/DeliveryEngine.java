@@ -520,8 +520,9 @@ public final class DeliveryEngine implements AutoCloseable {
                 ok = false;
             }
         }
-        if (updated < expected) {
-            listener.onLeaseLost(lease, expected, updated);
+        int newlyLost = updated < expected ? flight.lostOnOutcome(expected - updated) : 0;
+        if (newlyLost > 0) {
+            listener.onLeaseLost(lease, updated + newlyLost, updated);
         }
         if (!ok) {
             // Rows whose write failed stay leased until the lease runs out; look again then.
@@ -584,8 +585,9 @@ public final class DeliveryEngine implements AutoCloseable {
     private void renew(InFlightBatch batch, Instant now) {
         try {
             int owned = store.renew(batch.lease(), settings.leaseLength());
-            if (owned < batch.owned()) {
-                listener.onLeaseLost(batch.lease(), batch.eventIds().size(), owned);
+            int newlyLost = batch.lostOnRenewal(owned);
+            if (newlyLost > 0) {
+                listener.onLeaseLost(batch.lease(), owned + newlyLost, owned);
             }
             batch.renewed(now, settings.leaseLength(), settings.leaseRenewalInterval(), owned);
         } catch (RuntimeException e) {

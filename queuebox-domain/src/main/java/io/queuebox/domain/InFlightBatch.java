@@ -46,6 +46,26 @@ final class InFlightBatch {
         return owned;
     }
 
+    // Rows found taken by another claimer and already reported, so that the renewer and the outcome write,
+    // which both run into the same lost rows, report each row once.
+    private int lostReported;
+    private int lostCredited;
+
+    /** The renewer found {@code nowOwned} of the batch's rows still leased: answers how many are newly lost. */
+    synchronized int lostOnRenewal(int nowOwned) {
+        int lost = eventIds.size() - nowOwned;
+        int newly = Math.max(0, lost - lostReported);
+        lostReported = Math.max(lostReported, lost);
+        return newly;
+    }
+
+    /** An outcome write missed {@code lostInWrite} rows: answers how many the renewer had not reported. */
+    synchronized int lostOnOutcome(int lostInWrite) {
+        int credit = Math.min(lostInWrite, lostReported - lostCredited);
+        lostCredited += credit;
+        return lostInWrite - credit;
+    }
+
     void renewed(Instant at, Duration leaseLength, Duration renewalInterval, int stillOwned) {
         nextRenewal = at.plus(renewalInterval);
         leaseExpiry = at.plus(leaseLength);

@@ -535,6 +535,35 @@ class DeliveryEngineTest {
         assertThat(store.row(id).status).isEqualTo(RowStatus.PENDING);
     }
 
+    /** Found by the fault-injection suite (lease-expiry): the renewer and the outcome both counted the same rows. */
+    @Test
+    void rowsLostToAnotherClaimerAreReportedOnceWhenTheRenewerFoundThemFirst() {
+        UUID stolen = eventsOf(order("a"), 1).get(0).eventId();
+        eventsOf(order("b"), 1);
+        AtomicBoolean once = new AtomicBoolean();
+        publisher.answer = d -> {
+            if (d.eventId().equals(stolen) && once.compareAndSet(false, true)) {
+                store.stealLease(d.eventId());
+                try {
+                    Thread.sleep(400); // several renewals of a 300 ms lease happen meanwhile
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+            return PublishOutcome.acked(d.eventId());
+        };
+
+        started(settings().workers(1).leaseLength(Duration.ofMillis(300)));
+
+        await().atMost(SOON).until(() -> !listener.leaseLost.isEmpty() && store.claimCalls.get() >= 2);
+        await().pollDelay(Duration.ofMillis(300)).atMost(SOON).until(() -> true); // any late second report
+        int lostRows = listener.leaseLost.stream().mapToInt(report -> {
+            String[] parts = report.split("->");
+            return Integer.parseInt(parts[0]) - Integer.parseInt(parts[1]);
+        }).sum();
+        assertThat(lostRows).as("reports " + listener.leaseLost).isEqualTo(1);
+    }
+
     @Test
     void housekeepingPurgesAgainWhileAFullBatchWasDeleted() {
         store.fullPurges.set(2);
