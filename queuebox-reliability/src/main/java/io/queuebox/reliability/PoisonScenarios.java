@@ -132,7 +132,8 @@ final class PoisonScenarios {
         RelayProcess.Result replay = RelayProcess.runCommand(trial.bed.jar, trial.bed.workDir,
                 trial.name + "-replay", config, "outbox", "replay", "--all-parked");
         trial.notes.put("replayExitCode", replay.exitCode());
-        trial.notes.put("replayOutput", replay.output().strip().replace('\n', ' '));
+        trial.notes.put("replayOutput", replay.output().lines().filter(line -> line.contains("replayed"))
+                .findFirst().orElse(replay.output().strip()));
         if (replay.exitCode() != 0) {
             trial.failures.add("outbox replay --all-parked exited " + replay.exitCode() + ": " + replay.output());
         }

@@ -173,7 +173,9 @@ final class Scenarios {
         List<String> readiness = new ArrayList<>();
         try {
             while (System.nanoTime() - cutStart < form.networkCut().toNanos()) {
-                readiness.add(relay.readiness().contains("\"DOWN\"") ? "DOWN" : "UP");
+                String body = relay.readiness();
+                readiness.add(body.startsWith("unreachable") ? "NO-ANSWER"
+                        : body.startsWith("{\"status\":\"DOWN\"") ? "DOWN" : "UP");
                 Thread.sleep(1000);
             }
         } finally {
@@ -182,6 +184,10 @@ final class Scenarios {
         trial.faultEnded();
         trial.notes.put("cutSeconds", form.networkCut().toSeconds());
         trial.notes.put("readinessDuringCut", String.join(",", collapse(readiness)));
+        if (!readiness.contains("DOWN")) {
+            trial.failures.add("the relay's readiness never said DOWN during the " + form.networkCut().toSeconds()
+                    + " s cut: " + collapse(readiness));
+        }
         Thread.sleep(form.steady().toMillis());
         requireAlive(trial, relay);
         return trial.finish(DRAIN);
