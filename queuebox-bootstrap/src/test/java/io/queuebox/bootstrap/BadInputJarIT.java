@@ -1,0 +1,216 @@
+package io.queuebox.bootstrap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.queuebox.bootstrap.config.EnvNames;
+import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Bad input given to the shaded jar as operators run it (a separate JVM, configured by file and
+ * environment): every case ends with an error that names the key or value at fault and the fix, exit code 2
+ * (3 for a database that does not answer), no stack trace, and nothing written.
+ */
+class BadInputJarIT {
+
+    private static final Path JAR = Path.of("target", "queuebox.jar").toAbsolutePath();
+    /** A stack trace line ("\tat io.queuebox...") or a chained cause, anywhere in the output. */
+    private static final String STACK_TRACE = "(?s).*(\\n\\s+at [a-zA-Z_$][\\w$.]*\\(|Caused by: |Exception in thread).*";
+
+    private static TestDatabase database;
+    private static RabbitQueue rabbit;
+
+    @TempDir
+    Path dir;
+
+    @BeforeAll
+    static void services() throws Exception {
+        assertThat(JAR).as("the shaded jar is built in package").exists();
+        database = TestDatabase.create("badinput");
+        rabbit = new RabbitQueue();
+    }
+
+    @AfterAll
+    static void cleanUp() throws Exception {
+        if (rabbit != null) {
+            try {
+                rabbit.close();
+            } catch (com.rabbitmq.client.AlreadyClosedException e) {
+                // The broker restarted under us (another suite's outage test): nothing is left to close.
+            }
+        }
+        if (database != null) {
+            database.close();
+        }
+    }
+
+    // ---------------------------------------------------------------- configuration
+
+    @Test
+    void aValueOfTheWrongTypeIsRefusedBeforeTheDatabaseIsTouched() throws Exception {
+        Result result = jar(relayEnv(Map.of("QUEUEBOX_OUTBOX_BATCH_SIZE", "lots")), "migrate");
+
+        assertThat(result.exitCode()).as(result.output()).isEqualTo(2);
+        assertThat(result.output()).contains("outbox.batchSize = 'lots': not an integer; allowed: an integer from 1 to 10000");
+        assertNoStackTrace(result);
+        assertThat(tablesIn("public")).as("nothing created").isEmpty();
+    }
+
+    @Test
+    void anOutOfRangeValueIsRefusedWithTheAllowedRange() throws Exception {
+        Result result = jar(relayEnv(Map.of("QUEUEBOX_OUTBOX_WORKERS", "0")), "run");
+
+        assertThat(result.exitCode()).as(result.output()).isEqualTo(2);
+        assertThat(result.output()).contains("outbox.workers = '0': out of range; allowed: an integer from 1 to 256");
+        assertNoStackTrace(result);
+    }
+
+    @Test
+    void anUnknownKeySuggestsTheKeyItProbablyMeant() throws Exception {
+        Path file = Files.writeString(dir.resolve("queuebox.yaml"), """
+                outbox:
+                  batchSzie: 50
+                """);
+
+        Result result = jar(relayEnv(Map.of()), "--config", file.toString(), "migrate");
+
+        assertThat(result.exitCode()).as(result.output()).isEqualTo(2);
+        assertThat(result.output()).contains("outbox.batchSzie = '50': unknown key (from file " + file
+                + "); did you mean outbox.batchSize?");
+        assertNoStackTrace(result);
+        assertThat(tablesIn("public")).isEmpty();
+    }
+
+    @Test
+    void sqlIdentifiersWithInjectionAttemptsAreRefusedBeforeAnySql() throws Exception {
+        Path file = Files.writeString(dir.resolve("queuebox.yaml"), """
+                outbox:
+                  schema: "public; drop table x"
+                  table: '"x"'
+                  capture:
+                    slot: a--b
+                    publication: "p'); drop publication q; --"
+                """);
+
+        Result result = jar(relayEnv(Map.of()), "--config", file.toString(), "migrate");
+
+        assertThat(result.exitCode()).as(result.output()).isEqualTo(2);
+        assertThat(result.output())
+                .contains("4 configuration problem(s)")
+                .contains("outbox.schema = 'public; drop table x': not a valid identifier; allowed: a lower-case SQL identifier")
+                .contains("outbox.table = '\"x\"': not a valid identifier")
+                .contains("outbox.capture.slot = 'a--b': not a valid identifier")
+                .contains("outbox.capture.publication = 'p'); drop publication q; --': not a valid identifier");
+        assertNoStackTrace(result);
+        assertThat(tablesIn("public")).isEmpty();
+        assertThat(schemas()).doesNotContain("public; drop table x");
+    }
+
+    // ---------------------------------------------------------------- helpers
+
+    private record Result(int exitCode, String output) {
+    }
+
+    private static void assertNoStackTrace(Result result) {
+        assertThat(result.output()).as("no stack trace").doesNotMatch(STACK_TRACE);
+    }
+
+    private static boolean isRoot() {
+        return "root".equals(ProcessHandle.current().info().user().orElse(""));
+    }
+
+    /** A complete relay configuration for the test database and RabbitMQ, with the given variables on top. */
+    private static Map<String, String> relayEnv(Map<String, String> overrides) {
+        Map<String, String> env = new HashMap<>();
+        RelayTest.configFor(database.url(), rabbit).forEach((key, value) -> env.put(EnvNames.forKey(key), value));
+        env.put("QUEUEBOX_LOG_FORMAT", "json");
+        env.put("QUEUEBOX_STARTUP_DATABASE_WAIT_MS", "10000");
+        if (overrides.containsKey("QUEUEBOX_DATABASE_USERNAME")) {
+            // The URL's user= would win over database.username.
+            env.put("QUEUEBOX_DATABASE_URL", database.url().replaceFirst("\\?.*", ""));
+        }
+        env.putAll(overrides);
+        return env;
+    }
+
+    private static Map<String, String> captureEnv(Path state) {
+        return relayEnv(Map.of("QUEUEBOX_OUTBOX_CAPTURE_ENABLED", "true",
+                "QUEUEBOX_OUTBOX_CAPTURE_MODE", "postgres-logical",
+                "QUEUEBOX_OUTBOX_CAPTURE_STATE_DIRECTORY", state.toString()));
+    }
+
+    private Result jar(Map<String, String> env, String... args) throws Exception {
+        return jar(List.of(), env, args);
+    }
+
+    private Result jar(List<String> prefix, Map<String, String> env, String... args) throws Exception {
+        Path log = Files.createTempFile(dir, "jar", ".log");
+        log.toFile().setWritable(true, false);
+        Process process = start(prefix, log, env, args);
+        boolean ended = process.waitFor(120, TimeUnit.SECONDS);
+        if (!ended) {
+            process.destroyForcibly();
+        }
+        assertThat(ended).as("the jar ended: " + Files.readString(log, StandardCharsets.UTF_8)).isTrue();
+        return new Result(process.exitValue(), Files.readString(log, StandardCharsets.UTF_8));
+    }
+
+    private Process start(Path log, Map<String, String> env, String... args) throws IOException {
+        return start(List.of(), log, env, args);
+    }
+
+    /** The jar in {@link #dir} (so any file it would create shows there), stdout and stderr into {@code log}. */
+    private Process start(List<String> prefix, Path log, Map<String, String> env, String... args) throws IOException {
+        List<String> command = new ArrayList<>(prefix);
+        command.addAll(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-Xmx256m",
+                "-jar", JAR.toString()));
+        command.addAll(List.of(args));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile())
+                .directory(dir.toFile());
+        builder.environment().keySet().removeIf(name -> name.startsWith("QUEUEBOX_") && !name.startsWith("QUEUEBOX_TEST_"));
+        builder.environment().putAll(env);
+        return builder.start();
+    }
+
+    private static List<String> tablesIn(String schema) throws SQLException {
+        return database.strings("SELECT tablename FROM pg_tables WHERE schemaname = '" + schema + "'");
+    }
+
+    private static List<String> schemas() throws SQLException {
+        return database.strings("SELECT nspname FROM pg_namespace");
+    }
+
+    /** A login role with no rights beyond PUBLIC's, dropped (with what it owns) on close. */
+    private record TestRole(String name) implements AutoCloseable {
+
+        static TestRole create() throws SQLException {
+            TestRole role = new TestRole("qb_weak_" + UUID.randomUUID().toString().substring(0, 8));
+            database.execute("CREATE ROLE " + role.name() + " LOGIN");
+            return role;
+        }
+
+        @Override
+        public void close() throws SQLException {
+            database.execute("DROP OWNED BY " + name, "DROP ROLE " + name);
+        }
+    }
+}
