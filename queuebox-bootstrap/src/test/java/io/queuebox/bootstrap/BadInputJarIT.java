@@ -66,6 +66,26 @@ class BadInputJarIT {
     // ---------------------------------------------------------------- configuration
 
     @Test
+    void malformedYamlReportsOnlyTheYamlErrorWithItsLineAndColumn() throws Exception {
+        Path file = Files.writeString(dir.resolve("queuebox.yaml"), """
+                database:
+                  url: jdbc:postgresql://127.0.0.1:5432/test
+                 broker:
+                  type: rabbitmq
+                """);
+
+        Result result = jar(Map.of(), "config", "check", "--config", file.toString());
+
+        assertThat(result.exitCode()).as(result.output()).isEqualTo(2);
+        assertThat(result.output())
+                .contains("1 configuration problem(s)")
+                .contains("--config = '" + file + "': not valid YAML at line 3, column 2")
+                .contains("fix the indentation or quoting there")
+                .doesNotContain("required");
+        assertNoStackTrace(result);
+    }
+
+    @Test
     void aValueOfTheWrongTypeIsRefusedBeforeTheDatabaseIsTouched() throws Exception {
         Result result = jar(relayEnv(Map.of("QUEUEBOX_OUTBOX_BATCH_SIZE", "lots")), "migrate");
 
