@@ -121,6 +121,45 @@ class BadInputJarIT {
     }
 
     @Test
+    void configCheckRefusesAMisspeltRabbitMqKey() throws Exception {
+        Path file = Files.writeString(dir.resolve("queuebox.yaml"), """
+                database:
+                  url: jdbc:postgresql://127.0.0.1:5432/test
+                broker:
+                  type: rabbitmq
+                  rabbitmq:
+                    exchnage: orders
+                """);
+
+        Result result = jar(Map.of(), "config", "check", "--config", file.toString());
+
+        assertThat(result.exitCode()).as(result.output()).isEqualTo(2);
+        assertThat(result.output())
+                .contains("broker.rabbitmq.exchnage = 'orders': unknown RabbitMQ setting")
+                .contains("did you mean 'exchange'?")
+                .doesNotContain("Configuration is valid");
+        assertNoStackTrace(result);
+    }
+
+    @Test
+    void configCheckRefusesBadBrokerValuesAsRunDoes() throws Exception {
+        Result rabbitMq = jar(Map.of("QUEUEBOX_DATABASE_URL", "jdbc:postgresql://127.0.0.1:5432/test",
+                "QUEUEBOX_BROKER_TYPE", "rabbitmq", "QUEUEBOX_BROKER_RABBITMQ_CONFIRM_TIMEOUT_MS", "abc"), "config", "check");
+        Result kafka = jar(Map.of("QUEUEBOX_DATABASE_URL", "jdbc:postgresql://127.0.0.1:5432/test",
+                "QUEUEBOX_BROKER_TYPE", "kafka", "QUEUEBOX_BROKER_KAFKA_BOOTSTRAP_SERVERS", "127.0.0.1:9092",
+                "QUEUEBOX_BROKER_KAFKA_PUBLISH_TIMEOUT_MS", "-1"), "config", "check");
+
+        assertThat(rabbitMq.exitCode()).as(rabbitMq.output()).isEqualTo(2);
+        assertThat(rabbitMq.output()).contains("broker.rabbitmq.confirm.timeout.ms = 'abc': "
+                + "confirm.timeout.ms must be a whole number from 1 to 600000");
+        assertThat(kafka.exitCode()).as(kafka.output()).isEqualTo(2);
+        assertThat(kafka.output()).contains("broker.kafka.publish.timeout.ms = '-1': "
+                + "publish.timeout.ms must be a whole number of milliseconds from 1 to 600000");
+        assertNoStackTrace(rabbitMq);
+        assertNoStackTrace(kafka);
+    }
+
+    @Test
     void sqlIdentifiersWithInjectionAttemptsAreRefusedBeforeAnySql() throws Exception {
         Path file = Files.writeString(dir.resolve("queuebox.yaml"), """
                 outbox:

@@ -1,0 +1,21 @@
+package io.queuebox.bootstrap.internal;
+
+import io.queuebox.bootstrap.config.ConfigProblem;
+import io.queuebox.bootstrap.config.Keys;
+import io.queuebox.bootstrap.config.QueueBoxConfig;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * What {@code config check} finds beyond the keys themselves, without touching the database or the broker:
+ * the broker provider's verdict on its settings (the check {@code run} makes when it creates the publisher).
+ */
+public final class Preflight {
+
+    private Preflight() {
+    }
+
+    public static List<ConfigProblem> problems(QueueBoxConfig config) {
+        return new ArrayList<>(Publishers.problems(config.string(Keys.BROKER_TYPE), config.brokerSettings()));
+    }
+}
