@@ -184,6 +184,83 @@ class BadInputJarIT {
         assertThat(schemas()).doesNotContain("public; drop table x");
     }
 
+    // ---------------------------------------------------------------- database account and reachability
+
+    @Test
+    void aWrongPasswordFailsFastNamingTheAccountKeysAndNeverPrintsThePassword() throws Exception {
+        Path data = Files.createTempDirectory("queuebox-scram");
+        // The shared server trusts every local connection: a private one that asks for a password.
+        try (EmbeddedPostgres postgres = EmbeddedPostgres.builder().setDataDirectory(data).setCleanDataDirectory(true)
+                .setRegisterShutdownHook(false).setOutputRedirector(ProcessBuilder.Redirect.DISCARD)
+                .setErrorRedirector(ProcessBuilder.Redirect.DISCARD).start()) {
+            try (Connection connection = postgres.getPostgresDatabase().getConnection();
+                 Statement statement = connection.createStatement()) {
+                statement.execute("SET password_encryption = 'scram-sha-256'");
+                statement.execute("ALTER ROLE postgres PASSWORD 'right-secret'");
+                Files.writeString(data.resolve("pg_hba.conf"), """
+                        local all all trust
+                        host all all 127.0.0.1/32 scram-sha-256
+                        host all all ::1/128 scram-sha-256
+                        """);
+                statement.execute("SELECT pg_reload_conf()");
+            }
+            long start = System.nanoTime();
+            Result result = jar(relayEnv(Map.of(
+                    "QUEUEBOX_DATABASE_URL", "jdbc:postgresql://127.0.0.1:" + postgres.getPort() + "/postgres",
+                    "QUEUEBOX_DATABASE_USERNAME", "postgres",
+                    "QUEUEBOX_DATABASE_PASSWORD", "wrong-secret-4711",
+                    "QUEUEBOX_STARTUP_DATABASE_WAIT_MS", "60000")), "migrate");
+            Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+            assertThat(result.exitCode()).as(result.output()).isEqualTo(2);
+            assertThat(result.output())
+                    .contains("password authentication failed for user \"postgres\"")
+                    .contains("database.username").contains("database.password")
+                    .doesNotContain("wrong-secret-4711");
+            assertThat(took).as("an authentication failure is not waited out").isLessThan(Duration.ofSeconds(30));
+            assertNoStackTrace(result);
+        }
+    }
+
+    @Test
+    void anUnknownRoleFailsFastNamingTheUsername() throws Exception {
+        long start = System.nanoTime();
+        Result result = jar(relayEnv(Map.of("QUEUEBOX_DATABASE_USERNAME", "no_such_role_4711",
+                "QUEUEBOX_STARTUP_DATABASE_WAIT_MS", "60000")), "run");
+        Duration took = Duration.ofNanos(System.nanoTime() - start);
+
+        assertThat(result.exitCode()).as(result.output()).isEqualTo(2);
+        assertThat(result.output()).contains("database.username = 'no_such_role_4711'")
+                .contains("role \"no_such_role_4711\" does not exist");
+        assertThat(took).isLessThan(Duration.ofSeconds(30));
+        assertNoStackTrace(result);
+    }
+
+    @Test
+    void aRefusedConnectionIsWaitedForThenReportedWithItsCause() throws Exception {
+        Result result = jar(relayEnv(Map.of("QUEUEBOX_DATABASE_URL", "jdbc:postgresql://127.0.0.1:1/none",
+                "QUEUEBOX_STARTUP_DATABASE_WAIT_MS", "2000", "QUEUEBOX_DATABASE_POOL_CONNECTION_TIMEOUT_MS", "500")), "migrate");
+
+        assertThat(result.exitCode()).as(result.output()).isEqualTo(3);
+        assertThat(result.output())
+                .contains("did not answer within 2000 ms (startup.databaseWaitMs)")
+                .contains("Connection to 127.0.0.1:1 refused")
+                .contains("check database.url")
+                .doesNotContain("Connection is not available, request timed out");
+        assertNoStackTrace(result);
+    }
+
+    @Test
+    void anUnknownHostIsReportedByName() throws Exception {
+        Result result = jar(relayEnv(Map.of("QUEUEBOX_DATABASE_URL", "jdbc:postgresql://no-such-host.invalid:5432/none",
+                "QUEUEBOX_STARTUP_DATABASE_WAIT_MS", "2000", "QUEUEBOX_DATABASE_POOL_CONNECTION_TIMEOUT_MS", "500")), "run");
+
+        assertThat(result.exitCode()).as(result.output()).isEqualTo(3);
+        assertThat(result.output()).contains("unknown host no-such-host.invalid")
+                .doesNotContain("Connection is not available, request timed out");
+        assertNoStackTrace(result);
+    }
+
     // ---------------------------------------------------------------- helpers
 
     private record Result(int exitCode, String output) {
