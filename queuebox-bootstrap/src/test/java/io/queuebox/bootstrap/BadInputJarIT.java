@@ -261,6 +261,57 @@ class BadInputJarIT {
         assertNoStackTrace(result);
     }
 
+    // ---------------------------------------------------------------- database rights
+
+    @Test
+    void migrateAsARoleThatCannotCreateInTheSchemaNamesTheMissingRightAndTheGrant() throws Exception {
+        try (TestRole role = TestRole.create()) {
+            Result result = jar(relayEnv(Map.of("QUEUEBOX_DATABASE_USERNAME", role.name())), "migrate");
+
+            assertThat(result.exitCode()).as(result.output()).isEqualTo(2);
+            assertThat(result.output())
+                    .contains("role " + role.name() + " cannot create in schema public")
+                    .contains("GRANT USAGE, CREATE ON SCHEMA public TO " + role.name());
+            assertNoStackTrace(result);
+            assertThat(tablesIn("public")).isEmpty();
+        }
+    }
+
+    @Test
+    void migrateIntoANewSchemaAsARoleThatCannotCreateSchemasNamesTheGrant() throws Exception {
+        try (TestRole role = TestRole.create()) {
+            Result result = jar(relayEnv(Map.of("QUEUEBOX_DATABASE_USERNAME", role.name(),
+                    "QUEUEBOX_OUTBOX_SCHEMA", "relay_" + role.name())), "migrate");
+
+            assertThat(result.exitCode()).as(result.output()).isEqualTo(2);
+            assertThat(result.output())
+                    .contains("role " + role.name() + " cannot create schema relay_" + role.name())
+                    .contains("GRANT CREATE ON DATABASE " + database.name() + " TO " + role.name());
+            assertNoStackTrace(result);
+            assertThat(schemas()).doesNotContain("relay_" + role.name());
+        }
+    }
+
+    @Test
+    void runAsARoleWithoutRightsOnTheOutboxTableNamesThemAndTheGrant() throws Exception {
+        String schema = "rights_" + UUID.randomUUID().toString().substring(0, 6);
+        Result migrate = jar(relayEnv(Map.of("QUEUEBOX_OUTBOX_SCHEMA", schema)), "migrate");
+        assertThat(migrate.exitCode()).as(migrate.output()).isZero();
+        try (TestRole role = TestRole.create()) {
+            database.execute("GRANT USAGE ON SCHEMA " + schema + " TO " + role.name(),
+                    "GRANT SELECT ON " + schema + ".queuebox_outbox TO " + role.name());
+
+            Result result = jar(relayEnv(Map.of("QUEUEBOX_DATABASE_USERNAME", role.name(),
+                    "QUEUEBOX_OUTBOX_SCHEMA", schema)), "run");
+
+            assertThat(result.exitCode()).as(result.output()).isEqualTo(2);
+            assertThat(result.output())
+                    .contains("role " + role.name() + " lacks UPDATE, DELETE on " + schema + ".queuebox_outbox")
+                    .contains("GRANT SELECT, UPDATE, DELETE ON " + schema + ".queuebox_outbox TO " + role.name());
+            assertNoStackTrace(result);
+        }
+    }
+
     // ---------------------------------------------------------------- helpers
 
     private record Result(int exitCode, String output) {

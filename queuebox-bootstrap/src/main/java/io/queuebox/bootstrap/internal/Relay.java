@@ -86,6 +86,7 @@ public final class Relay implements AutoCloseable {
         LOG.info("waiting for database {} (up to {} ms)", Masking.maskUrl(url), config.longValue(Keys.STARTUP_DATABASE_WAIT_MS));
         DatabaseWait.await(pool, url, config.millis(Keys.STARTUP_DATABASE_WAIT_MS));
 
+        DatabaseRights.requireForDelivery(pool, config);
         checkOutboxTable(pool);
 
         String brokerType = config.string(Keys.BROKER_TYPE);
