@@ -312,6 +312,53 @@ class BadInputJarIT {
         }
     }
 
+    // ---------------------------------------------------------------- rows the relay cannot deliver
+
+    @Test
+    void rowsWithHeadersThatAreNotAnObjectOfStringsOrAnOversizedPayloadAreParkedAndDeliveryGoesOn() throws Exception {
+        String schema = "rows_" + UUID.randomUUID().toString().substring(0, 6);
+        Result migrate = jar(relayEnv(Map.of("QUEUEBOX_OUTBOX_SCHEMA", schema)), "migrate");
+        assertThat(migrate.exitCode()).as(migrate.output()).isZero();
+        String table = schema + ".queuebox_outbox";
+        UUID array = UUID.randomUUID();
+        UUID nullValue = UUID.randomUUID();
+        UUID large = UUID.randomUUID();
+        UUID good = UUID.randomUUID();
+        database.execute("INSERT INTO " + table + " (event_id, aggregate_type, aggregate_id, event_type, payload, headers)"
+                + " VALUES ('" + array + "', 'order', 'a', 'OrderPlaced', '\\x7b7d', '[\"traceparent\", 1]'),"
+                + " ('" + nullValue + "', 'order', 'b', 'OrderPlaced', '\\x7b7d', '{\"traceparent\": null}'),"
+                + " ('" + large + "', 'order', 'c', 'OrderPlaced', decode(repeat('7b', 2048), 'hex'), '{}'),"
+                + " ('" + good + "', 'order', 'd', 'OrderPlaced', '\\x7b7d', '{\"traceparent\": \"00-1\"}')");
+
+        Path log = dir.resolve("run.log");
+        Process relay = start(log, relayEnv(Map.of("QUEUEBOX_OUTBOX_SCHEMA", schema,
+                "QUEUEBOX_OUTBOX_MAX_PAYLOAD_BYTES", "1024")), "run");
+        try {
+            // Read from the table, not the queue: the broker confirmed the good row when it is sent.
+            // Other suites on this server restart PostgreSQL for their outage tests: poll through it.
+            await().atMost(Duration.ofSeconds(120)).ignoreExceptions().untilAsserted(() -> {
+                assertThat(database.count(table, "event_id = '" + good + "' AND status = 'sent'"))
+                        .as(Files.readString(log)).isEqualTo(1);
+                assertThat(database.count(table, "status = 'parked'")).as(Files.readString(log)).isEqualTo(3);
+            });
+        } finally {
+            relay.destroy();
+            relay.waitFor(30, TimeUnit.SECONDS);
+            relay.destroyForcibly();
+        }
+        assertThat(database.lastError(table, array)).isEqualTo("headers is a JSON array, not an object of strings: "
+                + "[\"traceparent\", 1]; write the headers column as {\"name\": \"value\", ...} and replay the event");
+        assertThat(database.lastError(table, nullValue)).isEqualTo("header 'traceparent' is JSON null, not a string; "
+                + "write the headers column as {\"name\": \"value\", ...} and replay the event");
+        assertThat(database.lastError(table, large)).isEqualTo("payload is 2048 bytes, more than outbox.maxPayloadBytes"
+                + " (1024); raise outbox.maxPayloadBytes (and the broker's limit) or make the event smaller, then replay it");
+        assertThat(Files.readString(log)).doesNotContain("cannot call jsonb_each_text");
+
+        Result parked = jar(relayEnv(Map.of("QUEUEBOX_OUTBOX_SCHEMA", schema)), "outbox", "parked");
+        assertThat(parked.exitCode()).as(parked.output()).isZero();
+        assertThat(parked.output()).contains("3 parked event(s)").contains("headers is a JSON array");
+    }
+
     // ---------------------------------------------------------------- helpers
 
     private record Result(int exitCode, String output) {
