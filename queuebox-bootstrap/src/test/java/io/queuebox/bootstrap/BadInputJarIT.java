@@ -359,6 +359,68 @@ class BadInputJarIT {
         assertThat(parked.output()).contains("3 parked event(s)").contains("headers is a JSON array");
     }
 
+    // ---------------------------------------------------------------- capture state directory
+
+    @Test
+    void aCaptureStateDirectoryUnderARegularFileIsRefusedByConfigCheck() throws Exception {
+        // Works as root too: not even root can create a directory inside a regular file.
+        Path file = Files.writeString(dir.resolve("not-a-directory"), "x");
+        Path state = file.resolve("capture");
+
+        Result result = jar(captureEnv(state), "config", "check");
+
+        assertThat(result.exitCode()).as(result.output()).isEqualTo(2);
+        assertThat(result.output()).contains("outbox.capture.stateDirectory = '" + state + "': cannot be created: "
+                + file + " is a regular file, not a directory");
+        assertNoStackTrace(result);
+        assertThat(Files.readString(file)).isEqualTo("x");
+    }
+
+    @Test
+    void aCaptureStateDirectoryOwnedByAnotherUserIsRefusedByConfigCheckAndLoggedAtErrorByRun() throws Exception {
+        Path state = Files.createDirectory(dir.resolve("capture-state"));
+        dir.toFile().setExecutable(true, false);
+        boolean root = isRoot();
+        if (!root) {
+            // As an ordinary user, a directory of one's own made read-only stands for one of another user.
+            state.toFile().setWritable(false, false);
+        }
+        // As root, run the jar as nobody: root writes anywhere, nobody does not own the root-owned directory.
+        List<String> asOther = root ? List.of("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups") : List.of();
+        String user = root ? "nobody" : System.getProperty("user.name");
+
+        Result check = jar(asOther, captureEnv(state), "config", "check");
+
+        assertThat(check.exitCode()).as(check.output()).isEqualTo(2);
+        assertThat(check.output()).contains("outbox.capture.stateDirectory = '" + state + "': not writable by user '"
+                + user + "'");
+        if (root) {
+            assertThat(check.output()).contains("owned by 'root'").contains("chown " + user + " " + state);
+        }
+        assertNoStackTrace(check);
+
+        String schema = "capture_" + UUID.randomUUID().toString().substring(0, 6);
+        Result migrate = jar(relayEnv(Map.of("QUEUEBOX_OUTBOX_SCHEMA", schema)), "migrate");
+        assertThat(migrate.exitCode()).as(migrate.output()).isZero();
+        Map<String, String> runEnv = new HashMap<>(captureEnv(state));
+        runEnv.put("QUEUEBOX_OUTBOX_SCHEMA", schema);
+        runEnv.put("QUEUEBOX_LOG_FORMAT", "text"); // JSON would escape the path's slashes
+        Path log = dir.resolve("capture-run.log");
+        Process relay = start(asOther, log, runEnv, "run");
+        try {
+            await().atMost(Duration.ofSeconds(60)).untilAsserted(() -> assertThat(Files.readString(log))
+                    .containsPattern("ERROR .*Relay - outbox.capture.stateDirectory")
+                    .contains("outbox.capture.stateDirectory = '" + state + "': not writable by user '" + user + "'"));
+        } finally {
+            relay.destroy();
+            relay.waitFor(30, TimeUnit.SECONDS);
+            relay.destroyForcibly();
+        }
+        try (Stream<Path> files = Files.list(state)) {
+            assertThat(files).as("nothing written").isEmpty();
+        }
+    }
+
     // ---------------------------------------------------------------- helpers
 
     private record Result(int exitCode, String output) {

@@ -25,7 +25,7 @@ final class ConfigCommand implements Runnable {
     @Command(name = "check", mixinStandardHelpOptions = true,
             description = "Loads and validates the configuration (file, then environment) and prints the effective"
                     + " values with their origin, secrets masked. Also checks the broker settings as run does (without"
-                    + " connecting). Exits 2 listing every problem.")
+                    + " connecting) and, with capture on, the state directory. Exits 2 listing every problem.")
     static final class Check implements Callable<Integer> {
 
         private final CliContext context;

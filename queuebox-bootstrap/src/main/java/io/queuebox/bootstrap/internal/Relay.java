@@ -164,6 +164,10 @@ public final class Relay implements AutoCloseable {
                 captureSettings.fingerprint().database(), captureSettings.fingerprint().slot(),
                 captureSettings.fingerprint().publication(), captureSettings.stateDirectory(),
                 captureSettings.reconciliationInterval().toMillis());
+        // The supervisor's probe would fault capture without a word in the log (only /health/ready shows it).
+        StateDirectoryCheck.problem(Path.of(captureSettings.stateDirectory())).ifPresent(problem ->
+                LOG.error("{}; capture cannot run, delivery goes on and polls every {} ms", problem,
+                        captureSettings.reconciliationInterval().toMillis()));
         CaptureSourceInspector inspector = PostgresOutbox.captureSourceInspector(capturePool);
         CaptureSupervisor supervisor = CaptureSupervisor.builder()
                 .settings(captureSettings)
