@@ -16,4 +16,10 @@ public final class KafkaPublisherProvider implements MessagePublisherProvider {
     public MessagePublisher create(Map<String, String> settings) {
         return KafkaMessagePublisher.create(KafkaSettings.fromMap(settings));
     }
+
+    /** Builds the settings only: that is where every key is checked, and it opens no connection. */
+    @Override
+    public void validate(Map<String, String> settings) {
+        KafkaSettings.fromMap(settings);
+    }
 }

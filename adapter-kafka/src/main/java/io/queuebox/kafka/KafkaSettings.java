@@ -83,8 +83,9 @@ public final class KafkaSettings {
     private KafkaSettings(Map<String, String> settings) {
         for (String key : settings.keySet()) {
             if (!KNOWN.contains(key) && !key.startsWith(PRODUCER_PREFIX)) {
-                throw new IllegalArgumentException("unknown Kafka setting '" + key + "', known: "
-                        + new java.util.TreeSet<>(KNOWN) + " and producer.*");
+                throw new IllegalArgumentException("unknown Kafka setting '" + key + "'"
+                        + Misspellings.suggestion(key, KNOWN) + "; known: " + new java.util.TreeSet<>(KNOWN)
+                        + " and producer.*");
             }
         }
         bootstrapServers = settings.get(BOOTSTRAP_SERVERS);
@@ -186,7 +187,9 @@ public final class KafkaSettings {
                         ? "use " + BOOTSTRAP_SERVERS : "QueueBox sends keys as strings and payloads as bytes"));
             }
             if (!allowed.contains(property)) {
-                throw new IllegalArgumentException("unknown Kafka producer property in '" + entry.getKey() + "'");
+                String closest = Misspellings.closest(property, allowed);
+                throw new IllegalArgumentException("unknown Kafka producer property in '" + entry.getKey() + "'"
+                        + (closest == null ? "" : "; did you mean '" + PRODUCER_PREFIX + closest + "'?"));
             }
             properties.put(property, entry.getValue());
         }

@@ -6,11 +6,19 @@ package io.queuebox.postgres;
  */
 final class OutboxSql {
 
-    /** Columns of a row as deliveries and parked events need them; headers come back as two aligned arrays. */
+    /**
+     * Columns of a row as deliveries and parked events need them; headers come back as two aligned arrays. A
+     * headers value that is not a JSON object (a row written around the writer) gives null arrays and its type
+     * and text instead: jsonb_each_text would fail the whole statement, and with it every claim.
+     */
     private static final String EVENT_COLUMNS = "seq, event_id, aggregate_type, aggregate_id, event_type, destination,"
             + " payload, content_type, created_at, attempts, last_error,"
-            + " ARRAY(SELECT h.key FROM jsonb_each_text(headers) h ORDER BY h.key) AS header_names,"
-            + " ARRAY(SELECT h.value FROM jsonb_each_text(headers) h ORDER BY h.key) AS header_values";
+            + " CASE WHEN jsonb_typeof(headers) = 'object' THEN"
+            + " ARRAY(SELECT h.key FROM jsonb_each_text(headers) h ORDER BY h.key) END AS header_names,"
+            + " CASE WHEN jsonb_typeof(headers) = 'object' THEN"
+            + " ARRAY(SELECT h.value FROM jsonb_each_text(headers) h ORDER BY h.key) END AS header_values,"
+            + " jsonb_typeof(headers) AS headers_type,"
+            + " CASE WHEN jsonb_typeof(headers) <> 'object' THEN left(headers::text, 200) END AS headers_text";
 
     private static final String MICROS = " * interval '1 microsecond'";
 

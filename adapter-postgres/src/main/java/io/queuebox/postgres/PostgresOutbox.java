@@ -50,6 +50,26 @@ public final class PostgresOutbox {
         SchemaScripts.apply(Objects.requireNonNull(dataSource, "dataSource"), Objects.requireNonNull(settings, "settings"));
     }
 
+    /**
+     * The rights the connecting role lacks to deliver from an existing outbox table (USAGE on its schema;
+     * SELECT, UPDATE, DELETE on the table), each as a sentence that names the role, the right and the GRANT
+     * that gives it. Empty when nothing is missing or the table does not exist yet.
+     */
+    public static List<String> missingDeliveryRights(DataSource dataSource, PostgresOutboxSettings settings) {
+        return Rights.missingForDelivery(Objects.requireNonNull(dataSource, "dataSource"),
+                Objects.requireNonNull(settings, "settings"));
+    }
+
+    /**
+     * The rights the connecting role lacks to create or upgrade the schema with the shipped scripts (CREATE on
+     * the database for a missing schema, USAGE and CREATE on the schema for missing tables), as sentences
+     * like {@link #missingDeliveryRights}.
+     */
+    public static List<String> missingMigrationRights(DataSource dataSource, PostgresOutboxSettings settings) {
+        return Rights.missingForMigration(Objects.requireNonNull(dataSource, "dataSource"),
+                Objects.requireNonNull(settings, "settings"));
+    }
+
     /** The shipped scripts with the placeholders filled in, in order, for review or for your own migrations. */
     public static List<String> renderSchemaScripts(PostgresOutboxSettings settings) {
         return SchemaScripts.SCRIPTS.stream().map(script -> SchemaScripts.render(script, settings)).toList();

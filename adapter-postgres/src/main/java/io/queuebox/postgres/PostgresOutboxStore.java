@@ -1,6 +1,7 @@
 package io.queuebox.postgres;
 
 import io.queuebox.jdbc.StoreArguments;
+import io.queuebox.ports.AggregateRef;
 import io.queuebox.ports.BacklogStats;
 import io.queuebox.ports.ClaimBatch;
 import io.queuebox.ports.ClaimRequest;
@@ -21,13 +22,16 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import java.util.function.Function;
+import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.SqlStatement;
 import org.jdbi.v3.core.statement.TemplateEngine;
@@ -60,10 +64,86 @@ final class PostgresOutboxStore implements OutboxStore {
                 query.bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
                         .bind("window", OutboxSql.claimWindow(request.maxRows()));
             }
-            return query.map((rs, ctx) -> new ClaimedDelivery(rs.getLong("seq"), event(rs), rs.getInt("attempts"),
-                    token, instant(rs, "created_at"))).list();
+            List<Claimed> claimed = query.map((rs, ctx) -> claimed(rs, token)).list();
+            return deliverable(handle, token, claimed, ordered && request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE);
         });
         return new ClaimBatch(token, deliveries);
+    }
+
+    /** A claimed row: a delivery, or the reason it can never be one. */
+    private record Claimed(UUID eventId, AggregateRef aggregate, ClaimedDelivery delivery, String undeliverable) {
+    }
+
+    private Claimed claimed(ResultSet rs, LeaseToken token) throws SQLException {
+        UUID eventId = rs.getObject("event_id", UUID.class);
+        AggregateRef aggregate = new AggregateRef(rs.getString("aggregate_type"), rs.getString("aggregate_id"));
+        String problem = headersProblem(rs);
+        if (problem == null) {
+            int size = rs.getBytes("payload").length;
+            if (size > settings.maxPayloadBytes()) {
+                problem = "payload is " + size + " bytes, more than outbox.maxPayloadBytes (" + settings.maxPayloadBytes()
+                        + "); raise outbox.maxPayloadBytes (and the broker's limit) or make the event smaller, then replay it";
+            }
+        }
+        if (problem != null) {
+            return new Claimed(eventId, aggregate, null, problem);
+        }
+        return new Claimed(eventId, aggregate, new ClaimedDelivery(rs.getLong("seq"), event(rs), rs.getInt("attempts"),
+                token, instant(rs, "created_at")), null);
+    }
+
+    /**
+     * Parks the rows no broker can take (headers that are not an object of strings, a payload over the limit)
+     * under the claim's lease, so they neither fail every claim nor come back forever. With hold-aggregate, the
+     * later rows of their aggregates in the batch go back unclaimed: the parked row now holds them.
+     */
+    private List<ClaimedDelivery> deliverable(Handle handle, LeaseToken token, List<Claimed> claimed, boolean hold) {
+        List<Claimed> undeliverable = claimed.stream().filter(c -> c.undeliverable() != null).toList();
+        if (undeliverable.isEmpty()) {
+            return claimed.stream().map(Claimed::delivery).toList();
+        }
+        plain(handle.createUpdate(sql.park)).bind("token", token.value())
+                .bindArray("ids", UUID.class, undeliverable.stream().map(Claimed::eventId).toList())
+                .bindArray("reasons", String.class, undeliverable.stream().map(c -> storable(c.undeliverable())).toList())
+                .execute();
+        Set<AggregateRef> held = new HashSet<>();
+        List<UUID> released = new ArrayList<>();
+        List<ClaimedDelivery> deliveries = new ArrayList<>();
+        for (Claimed row : claimed) {
+            if (row.undeliverable() != null) {
+                held.add(row.aggregate());
+            } else if (hold && held.contains(row.aggregate())) {
+                released.add(row.eventId());
+            } else {
+                deliveries.add(row.delivery());
+            }
+        }
+        if (!released.isEmpty()) {
+            plain(handle.createUpdate(sql.release)).bind("token", token.value())
+                    .bindArray("ids", UUID.class, released).execute();
+        }
+        return deliveries;
+    }
+
+    /**
+     * Why the headers column cannot become headers, or null when it can. The writer only ever writes a flat
+     * object of strings; other JSON gets here from rows written by hand. Numbers and booleans are read as their
+     * text, as before; a JSON null has no string to give.
+     */
+    private static String headersProblem(ResultSet rs) throws SQLException {
+        String fix = "; write the headers column as {\"name\": \"value\", ...} and replay the event";
+        String type = rs.getString("headers_type");
+        if (!"object".equals(type)) {
+            return "headers is a JSON " + type + ", not an object of strings: " + rs.getString("headers_text") + fix;
+        }
+        String[] names = (String[]) rs.getArray("header_names").getArray();
+        String[] values = (String[]) rs.getArray("header_values").getArray();
+        for (int i = 0; i < names.length; i++) {
+            if (values[i] == null) {
+                return "header '" + names[i] + "' is JSON null, not a string" + fix;
+            }
+        }
+        return null;
     }
 
     @Override
@@ -224,11 +304,14 @@ final class PostgresOutboxStore implements OutboxStore {
     }
 
     private static OutboxEvent event(ResultSet rs) throws SQLException {
-        String[] names = (String[]) rs.getArray("header_names").getArray();
-        String[] values = (String[]) rs.getArray("header_values").getArray();
         Map<String, String> headers = new LinkedHashMap<>();
-        for (int i = 0; i < names.length; i++) {
-            headers.put(names[i], values[i]);
+        // A parked row may have been parked for its headers: it is listed without them (its last error says why).
+        if (headersProblem(rs) == null) {
+            String[] names = (String[]) rs.getArray("header_names").getArray();
+            String[] values = (String[]) rs.getArray("header_values").getArray();
+            for (int i = 0; i < names.length; i++) {
+                headers.put(names[i], values[i]);
+            }
         }
         return new OutboxEvent(rs.getObject("event_id", UUID.class), rs.getString("aggregate_type"),
                 rs.getString("aggregate_id"), rs.getString("event_type"), rs.getString("destination"),

@@ -16,4 +16,10 @@ public final class RabbitMqPublisherProvider implements MessagePublisherProvider
     public MessagePublisher create(Map<String, String> settings) {
         return RabbitMqMessagePublisher.create(RabbitMqSettings.fromMap(settings));
     }
+
+    /** Builds the settings only: that is where every key is checked, and it opens no connection. */
+    @Override
+    public void validate(Map<String, String> settings) {
+        RabbitMqSettings.fromMap(settings);
+    }
 }

@@ -80,7 +80,8 @@ public final class RabbitMqSettings {
     private RabbitMqSettings(Map<String, String> settings) {
         for (String key : settings.keySet()) {
             if (!KNOWN.contains(key)) {
-                throw new IllegalArgumentException("unknown RabbitMQ setting '" + key + "', known: " + new TreeSet<>(KNOWN));
+                throw new IllegalArgumentException("unknown RabbitMQ setting '" + key + "'"
+                        + Misspellings.suggestion(key, KNOWN) + "; known: " + new TreeSet<>(KNOWN));
             }
         }
         uri = settings.getOrDefault(URI_KEY, DEFAULT_URI);

@@ -71,6 +71,39 @@ public final class TestDatabase implements AutoCloseable {
         }
     }
 
+    /** The database's name. */
+    public String name() {
+        return name;
+    }
+
+    /** Runs each statement in the database, as the server URL's user. */
+    public void execute(String... statements) throws SQLException {
+        try (Connection connection = DriverManager.getConnection(url()); Statement statement = connection.createStatement()) {
+            for (String sql : statements) {
+                statement.execute(sql);
+            }
+        }
+    }
+
+    /** The first column of every row {@code query} answers, as text. */
+    public List<String> strings(String query) throws SQLException {
+        List<String> values = new ArrayList<>();
+        try (Connection connection = DriverManager.getConnection(url());
+             Statement statement = connection.createStatement();
+             ResultSet rows = statement.executeQuery(query)) {
+            while (rows.next()) {
+                values.add(rows.getString(1));
+            }
+        }
+        return values;
+    }
+
+    /** The last_error of one row of an outbox {@code table}. */
+    public String lastError(String table, UUID eventId) throws SQLException {
+        List<String> errors = strings("SELECT last_error FROM " + table + " WHERE event_id = '" + eventId + "'");
+        return errors.isEmpty() ? null : errors.get(0);
+    }
+
     @Override
     public void close() {
         try (Connection connection = DriverManager.getConnection(serverUrl); Statement statement = connection.createStatement()) {

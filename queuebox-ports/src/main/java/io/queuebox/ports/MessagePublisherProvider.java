@@ -19,4 +19,14 @@ public interface MessagePublisherProvider {
      * @throws IllegalArgumentException naming the key and value at fault when a setting is invalid
      */
     MessagePublisher create(Map<String, String> settings);
+
+    /**
+     * Checks the settings as {@link #create} does, without connecting to the broker or starting anything:
+     * {@code queuebox config check} calls it so that it refuses what {@code run} would refuse. The default
+     * checks nothing; a provider whose {@code create} validates should validate here the same way.
+     *
+     * @throws IllegalArgumentException naming the key and value at fault when a setting is invalid
+     */
+    default void validate(Map<String, String> settings) {
+    }
 }

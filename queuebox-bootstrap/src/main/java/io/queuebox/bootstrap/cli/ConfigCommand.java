@@ -1,7 +1,11 @@
 package io.queuebox.bootstrap.cli;
 
+import io.queuebox.bootstrap.config.ConfigException;
+import io.queuebox.bootstrap.config.ConfigProblem;
 import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.bootstrap.internal.Preflight;
 import java.io.PrintWriter;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -20,7 +24,8 @@ final class ConfigCommand implements Runnable {
 
     @Command(name = "check", mixinStandardHelpOptions = true,
             description = "Loads and validates the configuration (file, then environment) and prints the effective"
-                    + " values with their origin, secrets masked. Exits 2 listing every problem.")
+                    + " values with their origin, secrets masked. Also checks the broker settings as run does (without"
+                    + " connecting) and, with capture on, the state directory. Exits 2 listing every problem.")
     static final class Check implements Callable<Integer> {
 
         private final CliContext context;
@@ -35,6 +40,10 @@ final class ConfigCommand implements Runnable {
         @Override
         public Integer call() {
             QueueBoxConfig config = context.loadConfig();
+            List<ConfigProblem> problems = Preflight.problems(config);
+            if (!problems.isEmpty()) {
+                throw new ConfigException(problems);
+            }
             PrintWriter out = spec.commandLine().getOut();
             out.println("Configuration is valid (" + context.configFileOrDefault() + " and QUEUEBOX_ environment variables).");
             config.describe().forEach(out::println);

@@ -3,6 +3,7 @@ package io.queuebox.bootstrap.cli;
 import com.zaxxer.hikari.HikariDataSource;
 import io.queuebox.bootstrap.config.Keys;
 import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.bootstrap.internal.DatabaseRights;
 import io.queuebox.bootstrap.internal.DatabaseWait;
 import io.queuebox.bootstrap.internal.Logging;
 import io.queuebox.bootstrap.internal.Migrations;
@@ -34,6 +35,7 @@ final class MigrateCommand implements Callable<Integer> {
         Logging.configure(config);
         try (HikariDataSource dataSource = Pools.operator(config)) {
             DatabaseWait.await(dataSource, config.string(Keys.DATABASE_URL), config.millis(Keys.STARTUP_DATABASE_WAIT_MS));
+            DatabaseRights.requireForMigration(dataSource, config);
             MigrateResult result = Migrations.migrate(dataSource, config);
             PrintWriter out = spec.commandLine().getOut();
             out.printf("Schema %s: %d migration(s) applied, now at version %s (history in %s.%s).%n",

@@ -73,6 +73,9 @@ public final class ConfigLoader {
         }
         source.readMap(values, "embedded").readEnvironment(environment);
         List<ConfigProblem> problems = new ArrayList<>(source.problems());
+        if (source.fileUnusable()) {
+            throw new ConfigException(problems);
+        }
         Map<String, ConfigValue> given = new LinkedHashMap<>(source.values());
         resolveSecretFiles(given, problems);
         problems.addAll(new ConfigValidator(brokerNames).validate(given));

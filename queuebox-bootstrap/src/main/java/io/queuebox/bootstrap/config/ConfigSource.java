@@ -15,6 +15,8 @@ import java.util.stream.Collectors;
 import org.yaml.snakeyaml.LoaderOptions;
 import org.yaml.snakeyaml.Yaml;
 import org.yaml.snakeyaml.constructor.SafeConstructor;
+import org.yaml.snakeyaml.error.Mark;
+import org.yaml.snakeyaml.error.MarkedYAMLException;
 import org.yaml.snakeyaml.error.YAMLException;
 
 /**
@@ -29,6 +31,7 @@ final class ConfigSource {
 
     private final Map<String, ConfigValue> values = new LinkedHashMap<>();
     private final List<ConfigProblem> problems = new ArrayList<>();
+    private boolean fileUnusable;
 
     Map<String, ConfigValue> values() {
         return values;
@@ -36,6 +39,14 @@ final class ConfigSource {
 
     List<ConfigProblem> problems() {
         return problems;
+    }
+
+    /**
+     * Whether the file was given but could not be used (unreadable, not YAML, not a mapping). Its keys are then
+     * unknown, so checking for required keys would only add false problems after the real one.
+     */
+    boolean fileUnusable() {
+        return fileUnusable;
     }
 
     /**
@@ -49,26 +60,46 @@ final class ConfigSource {
             root = new Yaml(new SafeConstructor(new LoaderOptions())).load(reader);
         } catch (NoSuchFileException e) {
             if (explicit) {
-                problems.add(new ConfigProblem("--config", file.toString(), "the file does not exist"));
+                unusable(file, "the file does not exist");
             }
             return this;
         } catch (IOException e) {
-            problems.add(new ConfigProblem("--config", file.toString(), "cannot read the file: " + e.getMessage()));
+            unusable(file, "cannot read the file: " + e.getMessage());
             return this;
         } catch (YAMLException e) {
-            problems.add(new ConfigProblem("--config", file.toString(), "not valid YAML: "
-                    + e.getMessage().lines().collect(Collectors.joining(" "))));
+            unusable(file, yamlProblem(e));
             return this;
         }
         if (root == null) {
             return this;
         }
         if (!(root instanceof Map<?, ?> map)) {
-            problems.add(new ConfigProblem("--config", file.toString(), "the top level must be a mapping of keys"));
+            unusable(file, "the top level must be a mapping of keys");
             return this;
         }
         flatten("", map, origin);
         return this;
+    }
+
+    private void unusable(Path file, String problem) {
+        problems.add(new ConfigProblem("--config", file.toString(), problem));
+        fileUnusable = true;
+    }
+
+    /**
+     * Where the parser stopped and why, in the user's terms (lines and columns count from 1); SnakeYAML's own
+     * message repeats the source lines with a caret, which reads badly on one line.
+     */
+    private static String yamlProblem(YAMLException e) {
+        if (!(e instanceof MarkedYAMLException marked) || marked.getProblemMark() == null) {
+            return "not valid YAML: " + e.getMessage().lines().map(String::trim).collect(Collectors.joining(" "));
+        }
+        Mark at = marked.getProblemMark();
+        String context = marked.getContext() == null ? ""
+                : " (" + marked.getContext() + (marked.getContextMark() == null ? "" : " that starts at line "
+                + (marked.getContextMark().getLine() + 1) + ", column " + (marked.getContextMark().getColumn() + 1)) + ")";
+        return "not valid YAML at line " + (at.getLine() + 1) + ", column " + (at.getColumn() + 1) + ": "
+                + marked.getProblem() + context + "; fix the indentation or quoting there";
     }
 
     /** Adds key/values as if they were written in a file. */

@@ -1,19 +1,30 @@
 package io.queuebox.bootstrap.internal;
 
+import com.zaxxer.hikari.HikariDataSource;
+import io.queuebox.bootstrap.config.ConfigException;
+import io.queuebox.bootstrap.config.ConfigProblem;
+import io.queuebox.bootstrap.config.Keys;
 import io.queuebox.bootstrap.config.Masking;
+import java.net.UnknownHostException;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.List;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Waits for the database at start: retries with backoff (250 ms doubling to 5 s) until the deadline. */
+/**
+ * Waits for the database at start: retries with backoff (250 ms doubling to 5 s) until the deadline. A refused
+ * login or a missing database ends the wait at once: waiting does not fix a wrong password.
+ */
 public final class DatabaseWait {
 
     private static final Logger LOG = LoggerFactory.getLogger(DatabaseWait.class);
     private static final Duration FIRST_DELAY = Duration.ofMillis(250);
     private static final Duration MAX_DELAY = Duration.ofSeconds(5);
+    private static final String ACCOUNT_FIX = "set database.username and database.password (or database.passwordFile)"
+            + " to an account the database accepts";
 
     private DatabaseWait() {
     }
@@ -22,6 +33,7 @@ public final class DatabaseWait {
      * Returns once a connection is valid.
      *
      * @throws DatabaseUnreachableException when none was within {@code deadline}
+     * @throws ConfigException when the database refused the login or does not exist
      */
     public static void await(DataSource dataSource, String displayUrl, Duration deadline) {
         long start = System.nanoTime();
@@ -37,18 +49,77 @@ public final class DatabaseWait {
                     return;
                 }
             } catch (SQLException e) {
+                SQLException cause = driverCause(e);
+                refusal(cause, dataSource, displayUrl).ifPresent(problem -> {
+                    throw new ConfigException(List.of(problem));
+                });
                 Duration waited = Duration.ofNanos(System.nanoTime() - start);
                 if (waited.plus(delay).compareTo(deadline) > 0) {
                     throw new DatabaseUnreachableException(Masking.maskUrl(displayUrl) + " did not answer within "
                             + deadline.toMillis() + " ms (startup.databaseWaitMs), " + attempt + " attempts; last error: "
-                            + Masking.maskUrl(e.getMessage()), e);
+                            + describe(cause) + "; check database.url (host and port) and that the database is"
+                            + " running, or raise startup.databaseWaitMs", e);
                 }
                 LOG.warn("database {} not reachable yet (attempt {}): {}; retrying in {} ms",
-                        Masking.maskUrl(displayUrl), attempt, Masking.maskUrl(e.getMessage()), delay.toMillis());
+                        Masking.maskUrl(displayUrl), attempt, describe(cause), delay.toMillis());
             }
             sleep(delay);
             delay = delay.multipliedBy(2).compareTo(MAX_DELAY) > 0 ? MAX_DELAY : delay.multipliedBy(2);
         }
+    }
+
+    /**
+     * The driver's own exception behind the pool's: HikariCP answers "Connection is not available, request
+     * timed out" and keeps the last failure to connect as the cause, which is what the operator needs.
+     */
+    static SQLException driverCause(SQLException e) {
+        SQLException deepest = e;
+        for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
+            if (t instanceof SQLException sql) {
+                deepest = sql;
+            }
+        }
+        return deepest;
+    }
+
+    /** The error in a line: the driver's message, and the network cause it hides ("The connection attempt failed."). */
+    static String describe(SQLException e) {
+        String message = String.valueOf(e.getMessage());
+        for (Throwable t = e.getCause(); t != null && t != t.getCause(); t = t.getCause()) {
+            if (t instanceof UnknownHostException) {
+                return Masking.maskUrl(message) + " (unknown host " + t.getMessage() + ")";
+            }
+            if (t instanceof java.io.IOException) {
+                return Masking.maskUrl(message) + " (" + t.getClass().getSimpleName() + ": " + t.getMessage() + ")";
+            }
+        }
+        return Masking.maskUrl(message);
+    }
+
+    /**
+     * A failure that no wait fixes, as the configuration problem it is: SQLSTATE class 28 (the login was refused:
+     * wrong password, unknown role, no pg_hba.conf entry) or 3D000 (no such database).
+     */
+    private static java.util.Optional<ConfigProblem> refusal(SQLException e, DataSource dataSource, String displayUrl) {
+        String state = e.getSQLState();
+        if (state == null) {
+            return java.util.Optional.empty();
+        }
+        String detail = Masking.maskUrl(String.valueOf(e.getMessage())) + " (SQLSTATE " + state + ")";
+        if (state.equals("28P01")) {
+            return java.util.Optional.of(new ConfigProblem(Keys.DATABASE_PASSWORD.name(), null,
+                    "the database refused the login: " + detail + "; " + ACCOUNT_FIX));
+        }
+        if (state.startsWith("28")) {
+            String user = dataSource instanceof HikariDataSource pool ? pool.getUsername() : null;
+            return java.util.Optional.of(new ConfigProblem(Keys.DATABASE_USERNAME.name(), user,
+                    "the database refused the login: " + detail + "; " + ACCOUNT_FIX));
+        }
+        if (state.equals("3D000")) {
+            return java.util.Optional.of(new ConfigProblem(Keys.DATABASE_URL.name(), Masking.maskUrl(displayUrl),
+                    detail + "; create the database or fix its name in database.url"));
+        }
+        return java.util.Optional.empty();
     }
 
     private static void sleep(Duration delay) {

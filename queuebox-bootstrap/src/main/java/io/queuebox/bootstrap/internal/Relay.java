@@ -86,6 +86,7 @@ public final class Relay implements AutoCloseable {
         LOG.info("waiting for database {} (up to {} ms)", Masking.maskUrl(url), config.longValue(Keys.STARTUP_DATABASE_WAIT_MS));
         DatabaseWait.await(pool, url, config.millis(Keys.STARTUP_DATABASE_WAIT_MS));
 
+        DatabaseRights.requireForDelivery(pool, config);
         checkOutboxTable(pool);
 
         String brokerType = config.string(Keys.BROKER_TYPE);
@@ -163,6 +164,10 @@ public final class Relay implements AutoCloseable {
                 captureSettings.fingerprint().database(), captureSettings.fingerprint().slot(),
                 captureSettings.fingerprint().publication(), captureSettings.stateDirectory(),
                 captureSettings.reconciliationInterval().toMillis());
+        // The supervisor's probe would fault capture without a word in the log (only /health/ready shows it).
+        StateDirectoryCheck.problem(Path.of(captureSettings.stateDirectory())).ifPresent(problem ->
+                LOG.error("{}; capture cannot run, delivery goes on and polls every {} ms", problem,
+                        captureSettings.reconciliationInterval().toMillis()));
         CaptureSourceInspector inspector = PostgresOutbox.captureSourceInspector(capturePool);
         CaptureSupervisor supervisor = CaptureSupervisor.builder()
                 .settings(captureSettings)

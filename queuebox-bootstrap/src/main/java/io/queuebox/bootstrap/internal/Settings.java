@@ -26,6 +26,7 @@ public final class Settings {
                 .schema(config.string(Keys.OUTBOX_SCHEMA))
                 .table(config.string(Keys.OUTBOX_TABLE))
                 .deleteOnSend(config.bool(Keys.OUTBOX_DELETE_ON_SEND))
+                .maxPayloadBytes(config.integer(Keys.OUTBOX_MAX_PAYLOAD_BYTES))
                 .build();
     }
 

@@ -48,6 +48,8 @@ class ConfigCheckCommandTest {
                   password: topsecret
                 broker:
                   type: kafka
+                  kafka:
+                    bootstrap.servers: kafka-1:9092
                 """);
 
         CliRun run = CliRun.of(Map.of("QUEUEBOX_OUTBOX_WORKERS", "2"), "--config", file.toString(), "config", "check");

@@ -268,6 +268,21 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void malformedYamlIsTheOnlyProblemReportedWithItsLineAndColumn() {
+        List<ConfigProblem> problems = problemsOf("""
+                database:
+                  url: jdbc:postgresql://db:5432/app
+                 broker:
+                  type: kafka
+                """, Map.of());
+
+        assertThat(problems).hasSize(1);
+        assertThat(problems.get(0).problem()).isEqualTo("not valid YAML at line 3, column 2: expected <block end>,"
+                + " but found '<block mapping start>' (while parsing a block mapping that starts at line 1, column 1);"
+                + " fix the indentation or quoting there");
+    }
+
+    @Test
     void testHarnessVariablesAreIgnored() throws IOException {
         QueueBoxConfig config = load(MINIMAL, Map.of("QUEUEBOX_TEST_REQUIRE", "postgres"));
 

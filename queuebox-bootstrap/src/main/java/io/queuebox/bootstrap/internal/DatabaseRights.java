@@ -1,0 +1,36 @@
+package io.queuebox.bootstrap.internal;
+
+import io.queuebox.bootstrap.config.ConfigException;
+import io.queuebox.bootstrap.config.ConfigProblem;
+import io.queuebox.bootstrap.config.Keys;
+import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.postgres.PostgresOutbox;
+import java.util.List;
+import javax.sql.DataSource;
+
+/**
+ * Refuses to start with a database account that lacks a right the command needs, naming the right and the
+ * GRANT; without this check delivery would start and fail every claim with "permission denied".
+ */
+public final class DatabaseRights {
+
+    private DatabaseRights() {
+    }
+
+    /** @throws ConfigException listing what {@code run} lacks on the outbox table */
+    public static void requireForDelivery(DataSource dataSource, QueueBoxConfig config) {
+        require(PostgresOutbox.missingDeliveryRights(dataSource, Settings.outbox(config)));
+    }
+
+    /** @throws ConfigException listing what {@code migrate} lacks to create the schema or its tables */
+    public static void requireForMigration(DataSource dataSource, QueueBoxConfig config) {
+        require(PostgresOutbox.missingMigrationRights(dataSource, Settings.outbox(config)));
+    }
+
+    private static void require(List<String> missing) {
+        if (!missing.isEmpty()) {
+            throw new ConfigException(missing.stream()
+                    .map(problem -> new ConfigProblem(Keys.DATABASE_USERNAME.name(), null, problem)).toList());
+        }
+    }
+}
