@@ -127,7 +127,12 @@ public final class DeliveryLog implements DeliveryListener {
         if (error instanceof Error || THREAD_STEPS.contains(step)) {
             threadErrorsBeyondBudget(threadErrors.roll());
             if (threadErrors.tryAcquire()) {
-                LOG.error("delivery thread step '{}' failed unexpectedly and carries on: {}", step, cause, error);
+                if (step.equals("thread")) {
+                    LOG.error("a delivery thread ended unexpectedly: {}; /health/live stays DOWN until the relay is"
+                            + " restarted", cause, error);
+                } else {
+                    LOG.error("delivery step '{}' failed unexpectedly, the engine carries on: {}", step, cause, error);
+                }
             }
             return;
         }

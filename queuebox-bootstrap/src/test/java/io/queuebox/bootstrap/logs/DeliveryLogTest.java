@@ -147,7 +147,7 @@ class DeliveryLogTest {
         deliveryLog.tick();
 
         assertThat(operatorLines()).containsExactly(
-                "ERROR delivery thread step 'worker' failed unexpectedly and carries on: NoClassDefFoundError:"
+                "ERROR delivery step 'worker' failed unexpectedly, the engine carries on: NoClassDefFoundError:"
                         + " com/example/Missing",
                 "ERROR 4 more unexpected failures of delivery threads in the last 35 s");
         assertThat(log.list.get(log.list.size() - 2).getThrowableProxy()).isNotNull();
