@@ -2,7 +2,7 @@ package io.queuebox.bootstrap.http;
 
 import com.zaxxer.hikari.HikariDataSource;
 import com.zaxxer.hikari.HikariPoolMXBean;
-import io.queuebox.bootstrap.config.Masking;
+import io.queuebox.bootstrap.logs.ShortCause;
 import io.queuebox.ports.Health;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -66,7 +66,7 @@ public final class DataSourceHealth implements Supplier<Health> {
             Health health = connection.isValid(2) ? Health.up("connection valid") : Health.down("connection not valid");
             return health.withDetails(poolDetails());
         } catch (SQLException e) {
-            return Health.down("no connection: " + Masking.maskUrl(e.getMessage())).withDetails(poolDetails());
+            return Health.down("no connection: " + ShortCause.of(e)).withDetails(poolDetails());
         }
     }
 

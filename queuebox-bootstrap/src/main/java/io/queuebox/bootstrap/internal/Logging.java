@@ -10,6 +10,7 @@ import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.encoder.Encoder;
 import io.queuebox.bootstrap.config.Keys;
 import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.bootstrap.logs.ExpectedFaultFilter;
 import org.slf4j.ILoggerFactory;
 import org.slf4j.LoggerFactory;
 
@@ -34,6 +35,10 @@ public final class Logging {
             return;
         }
         context.reset();
+        ExpectedFaultFilter expectedFaults = new ExpectedFaultFilter();
+        expectedFaults.setContext(context);
+        expectedFaults.start();
+        context.addTurboFilter(expectedFaults);
         Encoder<ILoggingEvent> encoder;
         if ("json".equals(format)) {
             JsonEncoder json = new JsonEncoder();

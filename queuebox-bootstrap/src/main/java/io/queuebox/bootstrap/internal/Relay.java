@@ -17,6 +17,8 @@ import io.queuebox.bootstrap.config.QueueBoxConfig;
 import io.queuebox.bootstrap.http.DataSourceHealth;
 import io.queuebox.bootstrap.http.HealthComponent;
 import io.queuebox.bootstrap.http.HttpEndpoints;
+import io.queuebox.bootstrap.logs.DeliveryLog;
+import io.queuebox.bootstrap.logs.DependencyWatch;
 import io.queuebox.domain.DeliverySettings;
 import io.queuebox.capture.DebeziumCapture;
 import io.queuebox.capture.FileCaptureStateDirectory;
@@ -96,6 +98,7 @@ public final class Relay implements AutoCloseable {
         CaptureSettings captureSettings = Settings.capture(config);
         CaptureSupervisor capture = captureSettings.active() ? captureSupervisor(captureSettings, registry) : null;
         DeliverySettings settings = Settings.delivery(config, capture != null);
+        DeliveryLog deliveryLog = new DeliveryLog(publisher::health);
         QueueBox.Builder builder = QueueBox.builder()
                 .dataSource(pool)
                 .publisher(publisher)
@@ -103,17 +106,19 @@ public final class Relay implements AutoCloseable {
                 .outbox(Settings.outbox(config))
                 .meterRegistry(registry)
                 .backlogSampleInterval(config.millis(Keys.METRICS_BACKLOG_SAMPLE_MS))
-                .listener(new LoggingListener());
+                .listener(deliveryLog);
         if (capture != null) {
             // The engine starts and closes it with itself.
             builder.wakeSource(capture);
         }
         queueBox = builder.start();
         Supplier<Health> captureHealth = capture != null ? capture::health : this::captureInactive;
+        DataSourceHealth databaseHealth = new DataSourceHealth(pool);
+        resources.push(DependencyWatch.start(deliveryLog, databaseHealth, publisher::health, Duration.ofSeconds(1)));
 
         http = HttpEndpoints.start(config.string(Keys.HTTP_HOST), config.integer(Keys.HTTP_PORT), queueBox::liveness,
                 List.of(HealthComponent.required("delivery", queueBox::liveness),
-                        HealthComponent.required("database", new DataSourceHealth(pool)),
+                        HealthComponent.required("database", databaseHealth),
                         HealthComponent.required("broker", publisher::health),
                         HealthComponent.advisory("outbox-capture", captureHealth)),
                 registry::scrape);
