@@ -57,7 +57,7 @@ public final class DataSourceHealth implements Supplier<Health> {
             Thread.currentThread().interrupt();
             return Health.down("interrupted");
         } catch (ExecutionException e) {
-            return Health.down("check failed: " + Masking.maskUrl(String.valueOf(e.getCause())));
+            return Health.down("check failed: " + ShortCause.of(e.getCause()));
         }
     }
 
