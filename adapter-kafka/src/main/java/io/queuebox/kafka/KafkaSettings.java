@@ -1,5 +1,6 @@
 package io.queuebox.kafka;
 
+import io.queuebox.ports.SettingNames;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
@@ -84,7 +85,7 @@ public final class KafkaSettings {
         for (String key : settings.keySet()) {
             if (!KNOWN.contains(key) && !key.startsWith(PRODUCER_PREFIX)) {
                 throw new IllegalArgumentException("unknown Kafka setting '" + key + "'"
-                        + Misspellings.suggestion(key, KNOWN) + "; known: " + new java.util.TreeSet<>(KNOWN)
+                        + SettingNames.suggestion(key, KNOWN) + "; known: " + new java.util.TreeSet<>(KNOWN)
                         + " and producer.*");
             }
         }
@@ -187,7 +188,7 @@ public final class KafkaSettings {
                         ? "use " + BOOTSTRAP_SERVERS : "QueueBox sends keys as strings and payloads as bytes"));
             }
             if (!allowed.contains(property)) {
-                String closest = Misspellings.closest(property, allowed);
+                String closest = SettingNames.closest(property, allowed);
                 throw new IllegalArgumentException("unknown Kafka producer property in '" + entry.getKey() + "'"
                         + (closest == null ? "" : "; did you mean '" + PRODUCER_PREFIX + closest + "'?"));
             }

@@ -1,5 +1,6 @@
 package io.queuebox.rabbitmq;
 
+import io.queuebox.ports.SettingNames;
 import com.rabbitmq.client.ConnectionFactory;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -81,7 +82,7 @@ public final class RabbitMqSettings {
         for (String key : settings.keySet()) {
             if (!KNOWN.contains(key)) {
                 throw new IllegalArgumentException("unknown RabbitMQ setting '" + key + "'"
-                        + Misspellings.suggestion(key, KNOWN) + "; known: " + new TreeSet<>(KNOWN));
+                        + SettingNames.suggestion(key, KNOWN) + "; known: " + new TreeSet<>(KNOWN));
             }
         }
         uri = settings.getOrDefault(URI_KEY, DEFAULT_URI);

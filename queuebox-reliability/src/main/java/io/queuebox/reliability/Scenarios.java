@@ -70,36 +70,34 @@ final class Scenarios {
 
     /** 2a: RabbitMQ stopped (stop_app) mid-run, then started again. */
     static Trial.Outcome rabbitOutage(Bed bed, Form form) throws Exception {
-        try (Trial trial = new Trial(bed, "rabbitmq-outage", "rabbitmq")) {
-            RelayProcess relay = trial.startRelay(Map.of());
-            trial.produce(workload(form.transactionsPerSecond(), 2));
-            Thread.sleep(form.steady().toMillis());
-            try {
-                Bed.rabbitmq("stop_app");
-                Thread.sleep(form.brokerOutage().toMillis());
-            } finally {
-                Bed.rabbitmq("start_app");
-                Bed.rabbitmq("await_startup");
-            }
-            trial.faultEnded();
-            trial.notes.put("outageSeconds", form.brokerOutage().toSeconds());
-            Thread.sleep(form.steady().toMillis());
-            requireAlive(trial, relay);
-            return trial.finish(DRAIN);
-        }
+        return brokerOutage(new Trial(bed, "rabbitmq-outage", "rabbitmq"), form, 2, () -> Bed.rabbitmq("stop_app"),
+                () -> {
+                    Bed.rabbitmq("start_app");
+                    Bed.rabbitmq("await_startup");
+                });
     }
 
     /** 2b: the in-process Kafka broker stopped mid-run, then restarted on its data and port. */
     static Trial.Outcome kafkaOutage(Bed bed, Form form) throws Exception {
-        try (Trial trial = new Trial(bed, "kafka-outage", "kafka")) {
+        return brokerOutage(new Trial(bed, "kafka-outage", "kafka"), form, 3, () -> bed.kafka().stopBroker(),
+                () -> bed.kafka().restartBroker());
+    }
+
+    interface Action {
+        void run() throws Exception;
+    }
+
+    private static Trial.Outcome brokerOutage(Trial opened, Form form, long seed, Action stop, Action start)
+            throws Exception {
+        try (Trial trial = opened) {
             RelayProcess relay = trial.startRelay(Map.of());
-            trial.produce(workload(form.transactionsPerSecond(), 3));
+            trial.produce(workload(form.transactionsPerSecond(), seed));
             Thread.sleep(form.steady().toMillis());
             try {
-                bed.kafka().stopBroker();
+                stop.run();
                 Thread.sleep(form.brokerOutage().toMillis());
             } finally {
-                bed.kafka().restartBroker();
+                start.run();
             }
             trial.faultEnded();
             trial.notes.put("outageSeconds", form.brokerOutage().toSeconds());

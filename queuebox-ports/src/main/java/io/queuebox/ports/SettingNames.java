@@ -1,19 +1,19 @@
-package io.queuebox.rabbitmq;
+package io.queuebox.ports;
 
 import java.util.Collection;
 import java.util.Locale;
 
 /**
- * The known setting an unknown one most likely meant, for the "did you mean" of a refused key. Each broker
- * adapter keeps its own copy: adapters share no module, and this is too small to found one.
+ * The known setting an unknown one most likely meant, for the "did you mean" of a refused key: every broker
+ * adapter (a custom one too) refuses unknown settings this way, so an operator reads the same kind of hint.
  */
-final class Misspellings {
+public final class SettingNames {
 
-    private Misspellings() {
+    private SettingNames() {
     }
 
     /** The closest candidate by edit distance (case-insensitive), or null when more than a third would change. */
-    static String closest(String name, Collection<String> candidates) {
+    public static String closest(String name, Collection<String> candidates) {
         String lower = name.toLowerCase(Locale.ROOT);
         int threshold = Math.max(2, lower.length() / 3);
         String best = null;
@@ -30,7 +30,7 @@ final class Misspellings {
     }
 
     /** "; did you mean 'x'?" or nothing. */
-    static String suggestion(String name, Collection<String> candidates) {
+    public static String suggestion(String name, Collection<String> candidates) {
         String closest = closest(name, candidates);
         return closest == null ? "" : "; did you mean '" + closest + "'?";
     }
