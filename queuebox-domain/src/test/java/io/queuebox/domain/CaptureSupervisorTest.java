@@ -393,4 +393,40 @@ class CaptureSupervisorTest {
                 .endsWith("; cause: SQLException: Database connection failed when reading from copy");
         assertThat(CaptureSupervisor.describe(new IllegalStateException("alone"))).isEqualTo("IllegalStateException: alone");
     }
+
+    /**
+     * Review of issue 12 (idleWait): idle workers pick the long reconciliation interval while the supervisor says
+     * UP (STARTING counts as UP) and rely on "sources wake the engine when they fail". A fault found at
+     * reconciliation sets FAULT without waking delivery, so workers that went idle during STARTING keep waiting the
+     * reconciliation interval (30 s by default) instead of falling back to the poll interval.
+     */
+    @Test
+    void aFaultFoundAtReconciliationWakesDeliverySoThatIdleWorkersFallBackToPolling() {
+        rows.recordStart(KNOWN, CaptureMode.POSTGRES_LOGICAL,
+                new CaptureFingerprint("old_slot", "qb_pub", "public", "queuebox_outbox", "db-host", "orders"));
+        directory.identity = Optional.of(KNOWN);
+        directory.offsets = true;
+
+        CaptureSupervisor supervisor = started();
+        awaitState(supervisor, State.FAULT);
+        await(() -> !wakes.reasons.isEmpty(), Duration.ofSeconds(1));
+
+        assertThat(wakes.reasons).as("health went from UP (STARTING) to DOWN (FAULT): delivery must hear of it").isNotEmpty();
+    }
+
+    /** Review of issue 12 (describe): the root-cause walk guards only against a cause that is itself. */
+    @Test
+    void describingAFailureWhoseCausesFormACycleEnds() {
+        IllegalStateException outer = new IllegalStateException("An exception occurred in the change event producer.");
+        RuntimeException first = new RuntimeException("first");
+        RuntimeException second = new RuntimeException("second");
+        outer.initCause(first);
+        first.initCause(second);
+        second.initCause(first); // allowed by Throwable.initCause: only self-causation is refused
+
+        String described = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(2),
+                () -> CaptureSupervisor.describe(outer),
+                "the supervisor thread would spin here instead of reporting RETRYING and waking delivery");
+        assertThat(described).startsWith("IllegalStateException: An exception occurred in the change event producer.");
+    }
 }
