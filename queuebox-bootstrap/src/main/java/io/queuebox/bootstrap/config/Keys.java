@@ -37,7 +37,8 @@ public final class Keys {
             .doc("Longest wait for the database's answer to one statement of the relay (claim, outcome, renewal,"
                     + " purge, capture state) before the connection is given up, so that a network that drops"
                     + " packets without closing the connection is noticed; rounded up to whole seconds, 0 waits"
-                    + " forever. Operator commands such as migrate are not bounded."));
+                    + " forever. The server cancels the statement a second earlier (statement_timeout), so it is rolled"
+                    + " back rather than left running. Operator commands such as migrate are not bounded."));
 
     public static final ConfigKey OUTBOX_SCHEMA = register(key("outbox.schema", Type.IDENTIFIER).defaultValue("public")
             .doc("Schema of the outbox table and of QueueBox's own tables."));

@@ -43,6 +43,11 @@ public final class Pools {
                 config.longValue(Keys.DATABASE_SOCKET_TIMEOUT_MS));
     }
 
+    /** Below the socket timeout by a second (at least half of it), so that the server's answer wins the race. */
+    static long statementTimeoutMs(long socketTimeoutMs) {
+        return Math.max(socketTimeoutMs / 2, socketTimeoutMs - 1000);
+    }
+
     private static HikariDataSource create(QueueBoxConfig config, String name, int maxSize, ConfigKey userKey,
                                            ConfigKey passwordKey, MeterRegistry registry, long socketTimeoutMs) {
         HikariConfig hikari = new HikariConfig();
@@ -61,6 +66,10 @@ public final class Pools {
         // the database down and retries on a new connection. A URL parameter of the same name wins.
         if (socketTimeoutMs > 0) {
             hikari.addDataSourceProperty("socketTimeout", Long.toString((socketTimeoutMs + 999) / 1000));
+            // The server gives up first and rolls the statement back. Without it a statement the client gave up
+            // on (waiting on a lock a migration holds, say) went on waiting on the server, one backend per
+            // retry, and ran once the lock freed: a claim nobody would publish leased its rows for a lease length.
+            hikari.addDataSourceProperty("options", "-c statement_timeout=" + statementTimeoutMs(socketTimeoutMs));
             hikari.setValidationTimeout(Math.min(hikari.getValidationTimeout(), Math.max(250, socketTimeoutMs)));
         }
         hikari.addDataSourceProperty("tcpKeepAlive", "true");
