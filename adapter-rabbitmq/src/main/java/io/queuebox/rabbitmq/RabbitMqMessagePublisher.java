@@ -63,6 +63,9 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
     // Set when a call ended at its bound without hearing anything from an open connection (a network that
     // drops packets without closing it, a stalled broker); cleared by the next confirm or a recovered connection.
     private volatile long silentSinceNanos;
+    // Asks an open connection that went silent for an answer (a channel opened and closed, two RPCs) until it
+    // gives one, so the silent state ends when the network does even if this relay publishes nothing more.
+    private final java.util.concurrent.atomic.AtomicBoolean probing = new java.util.concurrent.atomic.AtomicBoolean();
 
     private RabbitMqMessagePublisher(RabbitMqSettings settings) {
         this.settings = settings;
@@ -157,6 +160,39 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
     @Override
     public String toString() {
         return "RabbitMqMessagePublisher[" + settings + "]";
+    }
+
+    /** Starts the probe of a silent connection unless one runs; it ends when the connection answers or closes. */
+    private void probeSilence() {
+        if (!probing.compareAndSet(false, true)) {
+            return;
+        }
+        Thread probe = new Thread(() -> {
+            try {
+                while (silentSinceNanos != 0 && !closed.get()) {
+                    Connection current = connection;
+                    if (current == null || !current.isOpen()) {
+                        silentSinceNanos = 0; // closed: the health says so, and recovery takes over
+                        break;
+                    }
+                    try {
+                        Channel channel = current.createChannel(); // an RPC: answered only over a working network
+                        if (channel != null) {
+                            channel.close();
+                        }
+                        silentSinceNanos = 0;
+                    } catch (IOException | TimeoutException | RuntimeException e) {
+                        Thread.sleep(1000);
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                probing.set(false);
+            }
+        }, "queuebox-rabbitmq-silence-probe");
+        probe.setDaemon(true);
+        probe.start();
     }
 
     /** The connection, waiting for it at most until the call's deadline. */
@@ -344,6 +380,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
                 silentSinceNanos = 0;
             } else if (!unconfirmed.isEmpty() && !channelLost && silentSinceNanos == 0) {
                 silentSinceNanos = System.nanoTime();
+                probeSilence();
             }
             for (int index : unconfirmed.values()) {
                 // Published, no confirm yet: the broker may or may not have it (and may confirm it late).
