@@ -59,6 +59,8 @@ public final class CaptureSupervisor implements WakeSource {
     private CaptureConnector connector;
     private CaptureLock.Held held;
     private volatile CaptureStatus status = CaptureStatus.of(State.STARTING, null, "not started", 0);
+    // Told of a fault, so that idle workers waiting the long reconciliation interval fall back to polling.
+    private volatile WakeListener delivery;
     private Thread thread;
 
     private CaptureSupervisor(Builder builder) {
@@ -86,6 +88,7 @@ public final class CaptureSupervisor implements WakeSource {
         if (!settings.active()) {
             return;
         }
+        this.delivery = delivery;
         monitor.lock();
         try {
             if (thread != null) {
@@ -318,6 +321,10 @@ public final class CaptureSupervisor implements WakeSource {
 
     private Optional<CaptureIdentity> fault(FaultReason reason, CaptureIdentity identity, String message) {
         status = CaptureStatus.fault(reason, identity, reason + ": " + message);
+        WakeListener listener = delivery;
+        if (listener != null) {
+            listener.wake(WakeReason.CAPTURE_RESTART);
+        }
         if (identity != null && stateStore.find(identity).isPresent()) {
             recordStatus(identity, "FAULT", reason + ": " + message);
         }
@@ -423,8 +430,11 @@ public final class CaptureSupervisor implements WakeSource {
      * operator what happened (a terminated replication connection, a dropped slot).
      */
     static String describe(Throwable error) {
+        // Throwable.initCause refuses only a cause that is the throwable itself: A -> B -> A is possible.
+        java.util.Set<Throwable> seen = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         Throwable root = error;
-        while (root.getCause() != null && root.getCause() != root) {
+        seen.add(root);
+        while (root.getCause() != null && seen.add(root.getCause())) {
             root = root.getCause();
         }
         String described = simple(error);
@@ -437,7 +447,7 @@ public final class CaptureSupervisor implements WakeSource {
 
     private static Throwable parentOf(Throwable top, Throwable root) {
         Throwable parent = top;
-        while (parent.getCause() != root) {
+        while (parent.getCause() != root && parent.getCause() != null) {
             parent = parent.getCause();
         }
         return parent.getMessage() == null ? root : parent;
