@@ -192,7 +192,7 @@ final class Scenarios {
     }
 
     /**
-     * 7: relay A publishes through a proxy that holds every chunk longer than the lease, and loses its
+     * 7: relay A publishes alone through a proxy that holds every chunk longer than the lease, and loses its
      * database while it waits, so it cannot renew; relay B claims the expired rows and delivers them. A's
      * late outcome must be fenced (counted by {@code queuebox_lease_lost_rows_total}), and the copies it still
      * sent are the duplicates this costs.
@@ -208,15 +208,23 @@ final class Scenarios {
                     "broker.rabbitmq.uri", bed.rabbitUri(brokerProxy.port()),
                     "broker.rabbitmq.confirm.timeout.ms", "30000",
                     "outbox.leaseMs", "3000"));
-            RelayProcess other = trial.startRelay(Map.of("outbox.leaseMs", "3000"));
             trial.produce(workload(form.transactionsPerSecond(), 8));
             Thread.sleep(form.steady().toMillis());
             brokerProxy.delay(Duration.ofSeconds(5));
-            Thread.sleep(1500); // A is now inside a publish that waits 10 s for its confirms
+            // A is inside a publish that waits 10 s for its confirms once it holds a live lease.
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (trial.count("status = 'pending' AND lease_owner = '" + slow.name() + "' AND lease_until > now()") == 0) {
+                if (System.nanoTime() > deadline) {
+                    trial.failures.add("the slow relay never held a lease within 30 s");
+                    break;
+                }
+                Thread.sleep(50);
+            }
             databaseProxy.cut();
+            RelayProcess other = trial.startRelay(Map.of("outbox.leaseMs", "3000"));
             Thread.sleep(8000); // A's lease (3 s) runs out unrenewed; B claims and delivers those rows
             databaseProxy.restore();
-            Thread.sleep(10_000); // A's confirms arrive; its outcome hits a lease it lost
+            Thread.sleep(12_000); // A's confirms arrive; its outcome hits a lease it lost
             brokerProxy.delay(Duration.ZERO);
             trial.faultEnded();
             Thread.sleep(form.steady().toMillis());
