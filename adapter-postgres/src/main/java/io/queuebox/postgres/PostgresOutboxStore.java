@@ -85,16 +85,46 @@ final class PostgresOutboxStore implements OutboxStore {
                         + "); raise outbox.maxPayloadBytes (and the broker's limit) or make the event smaller, then replay it";
             }
         }
-        if (problem != null) {
-            return new Claimed(eventId, aggregate, null, problem);
+        if (problem == null) {
+            try {
+                return new Claimed(eventId, aggregate, new ClaimedDelivery(rs.getLong("seq"), event(rs),
+                        rs.getInt("attempts"), token, instant(rs, "created_at")), null);
+            } catch (IllegalArgumentException notAnEvent) {
+                // Values the table allows and OutboxEvent refuses (a blank event type, aggregate, destination or
+                // header name): thrown here, after the claim committed its lease, it would fail every claim.
+                problem = notAnEvent(notAnEvent);
+            }
         }
-        return new Claimed(eventId, aggregate, new ClaimedDelivery(rs.getLong("seq"), event(rs), rs.getInt("attempts"),
-                token, instant(rs, "created_at")), null);
+        return new Claimed(eventId, aggregate, null, problem);
+    }
+
+    /** The reason a row OutboxEvent refused is parked with: the column, OutboxEvent's message, and the fix. */
+    private static String notAnEvent(IllegalArgumentException refusal) {
+        String message = String.valueOf(refusal.getMessage());
+        String replay = " and replay the event";
+        if (message.startsWith("aggregateType")) {
+            return "aggregate_type: " + message + "; write a non-blank aggregate_type" + replay;
+        }
+        if (message.startsWith("aggregateId")) {
+            return "aggregate_id: " + message + "; write a non-blank aggregate_id" + replay;
+        }
+        if (message.startsWith("eventType")) {
+            return "event_type: " + message + "; write a non-blank event_type" + replay;
+        }
+        if (message.startsWith("destination")) {
+            return "destination: " + message + "; write NULL (the configured routing) or a non-blank destination"
+                    + replay;
+        }
+        if (message.startsWith("header")) {
+            return "headers: " + message + "; write the headers column as {\"name\": \"value\", ...} with non-blank"
+                    + " names" + replay;
+        }
+        return "the row is not a valid event: " + message + "; correct the row" + replay;
     }
 
     /**
-     * Parks the rows no broker can take (headers that are not an object of strings, a payload over the limit)
-     * under the claim's lease, so they neither fail every claim nor come back forever. With hold-aggregate, the
+     * Parks the rows no broker can take (headers that are not an object of strings, a payload over the limit,
+     * values OutboxEvent refuses such as a blank event type or header name) under the claim's lease, so they neither fail every claim nor come back forever. With hold-aggregate, the
      * later rows of their aggregates in the batch go back unclaimed: the parked row now holds them.
      */
     private List<ClaimedDelivery> deliverable(Handle handle, LeaseToken token, List<Claimed> claimed, boolean hold) {
@@ -258,7 +288,7 @@ final class PostgresOutboxStore implements OutboxStore {
             var query = plain(handle.createQuery(sql.parkedSelect.replace("<selector>", condition(selector))))
                     .bind("limit", limit);
             bindSelector(query, selector);
-            return query.map((rs, ctx) -> new ParkedEvent(rs.getLong("seq"), event(rs), rs.getInt("attempts"),
+            return query.map((rs, ctx) -> new ParkedEvent(rs.getLong("seq"), listedEvent(rs), rs.getInt("attempts"),
                     rs.getString("last_error"), instant(rs, "created_at"))).list();
         });
     }
@@ -316,6 +346,44 @@ final class PostgresOutboxStore implements OutboxStore {
         return new OutboxEvent(rs.getObject("event_id", UUID.class), rs.getString("aggregate_type"),
                 rs.getString("aggregate_id"), rs.getString("event_type"), rs.getString("destination"),
                 rs.getBytes("payload"), rs.getString("content_type"), headers);
+    }
+
+    /**
+     * A parked row as an event for listing. A row parked because OutboxEvent refuses it (a blank event type,
+     * aggregate, destination or header name) is listed with {@value #BLANK} for a blank text, no destination
+     * and without its blank-named headers; its last error says what the row holds.
+     */
+    private static OutboxEvent listedEvent(ResultSet rs) throws SQLException {
+        try {
+            return event(rs);
+        } catch (IllegalArgumentException notAnEvent) {
+            OutboxEvent event = new OutboxEvent(rs.getObject("event_id", UUID.class),
+                    listable(rs.getString("aggregate_type")), listable(rs.getString("aggregate_id")),
+                    listable(rs.getString("event_type")), null, rs.getBytes("payload"), rs.getString("content_type"),
+                    Map.of());
+            String destination = rs.getString("destination");
+            if (destination != null && !destination.isBlank()) {
+                event = event.withDestination(destination);
+            }
+            Map<String, String> headers = new LinkedHashMap<>();
+            if (headersProblem(rs) == null) {
+                String[] names = (String[]) rs.getArray("header_names").getArray();
+                String[] values = (String[]) rs.getArray("header_values").getArray();
+                for (int i = 0; i < names.length; i++) {
+                    if (!names[i].isBlank()) {
+                        headers.put(names[i], values[i]);
+                    }
+                }
+            }
+            return event.withHeaders(headers);
+        }
+    }
+
+    /** What a parked row's blank text is listed as. */
+    static final String BLANK = "(blank)";
+
+    private static String listable(String text) {
+        return text == null || text.isBlank() ? BLANK : text;
     }
 
     private static Instant instant(ResultSet rs, String column) throws SQLException {
