@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -50,24 +51,54 @@ final class PostgresOutboxStore implements OutboxStore {
         this.sql = new OutboxSql(settings);
     }
 
+    /**
+     * Most claim statements one call runs to fill a batch that parking at claim shortened, once it holds a
+     * delivery. An empty batch keeps claiming while each round parks something (every such round parks at
+     * least one row for good, so this ends), so that an empty batch means nothing is claimable.
+     */
+    static final int MAX_CLAIM_ROUNDS = 10;
+
+    /**
+     * Claims in rounds under one token: a round that parked undeliverable rows leaves the batch short, and the
+     * engine reads a short batch as "no more work", so the next round claims what is missing. The rows a round
+     * claimed are leased, so a later round never takes a row behind them in their aggregate; the batch is
+     * sorted by sequence.
+     */
     @Override
     public ClaimBatch claim(ClaimRequest request) {
         LeaseToken token = LeaseToken.random();
-        boolean ordered = request.ordering() == Ordering.PER_AGGREGATE;
-        List<ClaimedDelivery> deliveries = jdbi.withHandle(handle -> {
-            var query = plain(handle.createQuery(ordered ? sql.claimOrdered : sql.claimUnordered))
-                    .bind("maxRows", request.maxRows())
-                    .bind("owner", request.owner())
-                    .bind("token", token.value())
-                    .bind("leaseMicros", micros(request.leaseLength()));
-            if (ordered) {
-                query.bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
-                        .bind("window", OutboxSql.claimWindow(request.maxRows()));
-            }
-            List<Claimed> claimed = query.map((rs, ctx) -> claimed(rs, token)).list();
-            return deliverable(handle, token, claimed, ordered && request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE);
-        });
+        List<ClaimedDelivery> deliveries = new ArrayList<>();
+        int rounds = 0;
+        boolean parked;
+        do {
+            int maxRows = request.maxRows() - deliveries.size();
+            Round round = jdbi.withHandle(handle -> claimRound(handle, request, token, maxRows));
+            deliveries.addAll(round.deliveries());
+            parked = round.parked();
+            rounds++;
+        } while (parked && deliveries.size() < request.maxRows()
+                && (deliveries.isEmpty() || rounds < MAX_CLAIM_ROUNDS));
+        deliveries.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
         return new ClaimBatch(token, deliveries);
+    }
+
+    /** What one claim statement gave: its deliveries, and whether it parked rows at claim. */
+    private record Round(List<ClaimedDelivery> deliveries, boolean parked) {
+    }
+
+    private Round claimRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows) {
+        boolean ordered = request.ordering() == Ordering.PER_AGGREGATE;
+        var query = plain(handle.createQuery(ordered ? sql.claimOrdered : sql.claimUnordered))
+                .bind("maxRows", maxRows)
+                .bind("owner", request.owner())
+                .bind("token", token.value())
+                .bind("leaseMicros", micros(request.leaseLength()));
+        if (ordered) {
+            query.bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
+                    .bind("window", OutboxSql.claimWindow(maxRows));
+        }
+        List<Claimed> claimed = query.map((rs, ctx) -> claimed(rs, token)).list();
+        return deliverable(handle, token, claimed, ordered && request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE);
     }
 
     /** A claimed row: a delivery, or the reason it can never be one. */
@@ -127,10 +158,10 @@ final class PostgresOutboxStore implements OutboxStore {
      * values OutboxEvent refuses such as a blank event type or header name) under the claim's lease, so they neither fail every claim nor come back forever. With hold-aggregate, the
      * later rows of their aggregates in the batch go back unclaimed: the parked row now holds them.
      */
-    private List<ClaimedDelivery> deliverable(Handle handle, LeaseToken token, List<Claimed> claimed, boolean hold) {
+    private Round deliverable(Handle handle, LeaseToken token, List<Claimed> claimed, boolean hold) {
         List<Claimed> undeliverable = claimed.stream().filter(c -> c.undeliverable() != null).toList();
         if (undeliverable.isEmpty()) {
-            return claimed.stream().map(Claimed::delivery).toList();
+            return new Round(claimed.stream().map(Claimed::delivery).toList(), false);
         }
         plain(handle.createUpdate(sql.park)).bind("token", token.value())
                 .bindArray("ids", UUID.class, undeliverable.stream().map(Claimed::eventId).toList())
@@ -152,7 +183,7 @@ final class PostgresOutboxStore implements OutboxStore {
             plain(handle.createUpdate(sql.release)).bind("token", token.value())
                     .bindArray("ids", UUID.class, released).execute();
         }
-        return deliveries;
+        return new Round(deliveries, true);
     }
 
     /**

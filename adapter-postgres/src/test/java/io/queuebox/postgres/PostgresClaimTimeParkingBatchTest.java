@@ -2,11 +2,13 @@ package io.queuebox.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queuebox.ports.ClaimBatch;
 import io.queuebox.ports.ClaimRequest;
 import io.queuebox.ports.ClaimedDelivery;
 import io.queuebox.ports.Ordering;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.ParkingPolicy;
+import io.queuebox.ports.ReplaySelector;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -80,5 +82,58 @@ class PostgresClaimTimeParkingBatchTest {
 
         assertThat(claim(4)).as("a batch shorter than maxRows reads as 'no more work' (Cycle.PARTIAL)")
                 .hasSize(4);
+    }
+
+    @Test
+    void theRoundsOfOneClaimShareItsLeaseAndComeBackInSequenceOrder() {
+        UUID first = insert("a", "{}");
+        insert("b", "[]");
+        insert("c", "[]");
+        UUID second = insert("d", "{}");
+        UUID third = insert("e", "{}");
+
+        ClaimBatch batch = store.claim(new ClaimRequest("relay", 3, Duration.ofMinutes(1), Ordering.PER_AGGREGATE,
+                ParkingPolicy.HOLD_AGGREGATE));
+
+        assertThat(batch.deliveries()).extracting(ClaimedDelivery::eventId).containsExactly(first, second, third);
+        assertThat(store.renew(batch.lease(), Duration.ofMinutes(1))).as("one lease over every round").isEqualTo(3);
+        assertThat(store.markSent(batch.lease(), List.of(first, second, third))).isEqualTo(3);
+    }
+
+    @Test
+    void withoutOrderingTheBatchIsFilledToo() {
+        insert("a", "[]");
+        insert("a", "[]");
+        UUID later = insert("a", "{}");
+        UUID other = insert("b", "{}");
+
+        assertThat(store.claim(new ClaimRequest("relay", 2, Duration.ofMinutes(1), Ordering.NONE,
+                ParkingPolicy.HOLD_AGGREGATE)).deliveries()).extracting(ClaimedDelivery::eventId)
+                .containsExactly(later, other);
+    }
+
+    @Test
+    void anEmptyBatchKeepsClaimingWhileRoundsParkSoItMeansNothingIsClaimable() {
+        for (int i = 0; i < 25; i++) {
+            insert("bad-" + i, "[]"); // more than MAX_CLAIM_ROUNDS rounds of 2
+        }
+        UUID good = insert("good", "{}");
+
+        assertThat(claim(2)).extracting(ClaimedDelivery::eventId).containsExactly(good);
+        assertThat(store.parked(ReplaySelector.allParked(), 100)).hasSize(25);
+    }
+
+    @Test
+    void aShortBatchIsToppedUpForAtMostMaxClaimRoundsStatements() {
+        UUID good = insert("good", "{}");
+        for (int i = 0; i < 30; i++) {
+            insert("bad-" + i, "[]");
+        }
+
+        assertThat(claim(2)).extracting(ClaimedDelivery::eventId).containsExactly(good);
+        // round 1 claims good and one bad row; each further round claims (and parks) one
+        assertThat(store.parked(ReplaySelector.allParked(), 100)).hasSize(PostgresOutboxStore.MAX_CLAIM_ROUNDS);
+        assertThat(claim(2)).as("the next claim goes on").isEmpty();
+        assertThat(store.parked(ReplaySelector.allParked(), 100)).hasSize(30);
     }
 }
