@@ -109,10 +109,12 @@ final class PostgresOutboxStore implements OutboxStore {
         UUID eventId = rs.getObject("event_id", UUID.class);
         AggregateRef aggregate = new AggregateRef(rs.getString("aggregate_type"), rs.getString("aggregate_id"));
         String problem = headersProblem(rs);
-        if (problem == null) {
+        // Only a limit the relay was given: with the writer's default it would park what a writer allowed more.
+        if (problem == null && settings.claimPayloadLimit().isPresent()) {
+            int limit = settings.claimPayloadLimit().getAsInt();
             int size = rs.getBytes("payload").length;
-            if (size > settings.maxPayloadBytes()) {
-                problem = "payload is " + size + " bytes, more than outbox.maxPayloadBytes (" + settings.maxPayloadBytes()
+            if (size > limit) {
+                problem = "payload is " + size + " bytes, more than outbox.maxPayloadBytes (" + limit
                         + "); raise outbox.maxPayloadBytes (and the broker's limit) or make the event smaller, then replay it";
             }
         }
@@ -154,7 +156,8 @@ final class PostgresOutboxStore implements OutboxStore {
     }
 
     /**
-     * Parks the rows no broker can take (headers that are not an object of strings, a payload over the limit,
+     * Parks the rows no broker can take (headers that are not an object of strings, a payload over the limit
+     * the relay was given,
      * values OutboxEvent refuses such as a blank event type or header name) under the claim's lease, so they neither fail every claim nor come back forever. With hold-aggregate, the
      * later rows of their aggregates in the batch go back unclaimed: the parked row now holds them.
      */
