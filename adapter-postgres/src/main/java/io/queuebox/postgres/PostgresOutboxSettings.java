@@ -1,6 +1,7 @@
 package io.queuebox.postgres;
 
 import io.queuebox.jdbc.SettingChecks;
+import java.util.OptionalInt;
 import java.util.regex.Pattern;
 
 /**
@@ -11,6 +12,11 @@ import java.util.regex.Pattern;
  * schema up to 63 characters, a table up to 48 (the indexes are named after the table with a suffix
  * and must stay within PostgreSQL's 63). Upper case is refused rather than folded, so the name you
  * configure is exactly the name in the catalog. The SQL quotes them anyway.
+ *
+ * <p>{@code maxPayloadBytes} is the writer's limit, 1 MiB unless set. The store parks a claimed row whose
+ * payload is larger only when {@code maxPayloadBytes} was set ({@link #claimPayloadLimit()}): applications may
+ * raise their writer's limit, and a relay must not park the events their writer accepted because it runs with
+ * the default. Without a limit, a payload the broker refuses fails as a permanent failure and is parked then.
  */
 public final class PostgresOutboxSettings {
 
@@ -27,12 +33,14 @@ public final class PostgresOutboxSettings {
     private final String schema;
     private final String table;
     private final int maxPayloadBytes;
+    private final boolean maxPayloadBytesSet;
     private final boolean deleteOnSend;
 
     private PostgresOutboxSettings(Builder builder) {
         this.schema = builder.schema;
         this.table = builder.table;
         this.maxPayloadBytes = builder.maxPayloadBytes;
+        this.maxPayloadBytesSet = builder.maxPayloadBytesSet;
         this.deleteOnSend = builder.deleteOnSend;
     }
 
@@ -53,8 +61,18 @@ public final class PostgresOutboxSettings {
         return table;
     }
 
+    /** The largest payload the writer accepts: {@code outbox.maxPayloadBytes}, 1 MiB unless set. */
     public int maxPayloadBytes() {
         return maxPayloadBytes;
+    }
+
+    /**
+     * The largest payload the store delivers: a claimed row with a larger one is parked at claim, naming its
+     * size and this limit. Only {@code outbox.maxPayloadBytes} when it was set; empty with the default, and
+     * then the store leaves payload sizes to the broker.
+     */
+    public OptionalInt claimPayloadLimit() {
+        return maxPayloadBytesSet ? OptionalInt.of(maxPayloadBytes) : OptionalInt.empty();
     }
 
     public boolean deleteOnSend() {
@@ -83,7 +101,7 @@ public final class PostgresOutboxSettings {
     @Override
     public String toString() {
         return "PostgresOutboxSettings[" + displayName() + ", maxPayloadBytes=" + maxPayloadBytes
-                + ", deleteOnSend=" + deleteOnSend + "]";
+                + (maxPayloadBytesSet ? "" : " (default, not checked at claim)") + ", deleteOnSend=" + deleteOnSend + "]";
     }
 
     /** Validates every value as it is set, naming the configuration key in the message. */
@@ -91,6 +109,7 @@ public final class PostgresOutboxSettings {
         private String schema = DEFAULT_SCHEMA;
         private String table = DEFAULT_TABLE;
         private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+        private boolean maxPayloadBytesSet;
         private boolean deleteOnSend;
 
         private Builder() {
@@ -108,9 +127,13 @@ public final class PostgresOutboxSettings {
             return this;
         }
 
-        /** {@code outbox.maxPayloadBytes}: the largest payload the writer accepts; default 1 MiB, at least 1. */
+        /**
+         * {@code outbox.maxPayloadBytes}: the largest payload the writer accepts; default 1 MiB, at least 1.
+         * Once set, the store also parks a claimed row with a larger payload ({@link #claimPayloadLimit()}).
+         */
         public Builder maxPayloadBytes(int value) {
             this.maxPayloadBytes = SettingChecks.atLeastOne("outbox.maxPayloadBytes", value);
+            this.maxPayloadBytesSet = true;
             return this;
         }
 

@@ -22,6 +22,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -50,24 +51,54 @@ final class PostgresOutboxStore implements OutboxStore {
         this.sql = new OutboxSql(settings);
     }
 
+    /**
+     * Most claim statements one call runs to fill a batch that parking at claim shortened, once it holds a
+     * delivery. An empty batch keeps claiming while each round parks something (every such round parks at
+     * least one row for good, so this ends), so that an empty batch means nothing is claimable.
+     */
+    static final int MAX_CLAIM_ROUNDS = 10;
+
+    /**
+     * Claims in rounds under one token: a round that parked undeliverable rows leaves the batch short, and the
+     * engine reads a short batch as "no more work", so the next round claims what is missing. The rows a round
+     * claimed are leased, so a later round never takes a row behind them in their aggregate; the batch is
+     * sorted by sequence.
+     */
     @Override
     public ClaimBatch claim(ClaimRequest request) {
         LeaseToken token = LeaseToken.random();
-        boolean ordered = request.ordering() == Ordering.PER_AGGREGATE;
-        List<ClaimedDelivery> deliveries = jdbi.withHandle(handle -> {
-            var query = plain(handle.createQuery(ordered ? sql.claimOrdered : sql.claimUnordered))
-                    .bind("maxRows", request.maxRows())
-                    .bind("owner", request.owner())
-                    .bind("token", token.value())
-                    .bind("leaseMicros", micros(request.leaseLength()));
-            if (ordered) {
-                query.bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
-                        .bind("window", OutboxSql.claimWindow(request.maxRows()));
-            }
-            List<Claimed> claimed = query.map((rs, ctx) -> claimed(rs, token)).list();
-            return deliverable(handle, token, claimed, ordered && request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE);
-        });
+        List<ClaimedDelivery> deliveries = new ArrayList<>();
+        int rounds = 0;
+        boolean parked;
+        do {
+            int maxRows = request.maxRows() - deliveries.size();
+            Round round = jdbi.withHandle(handle -> claimRound(handle, request, token, maxRows));
+            deliveries.addAll(round.deliveries());
+            parked = round.parked();
+            rounds++;
+        } while (parked && deliveries.size() < request.maxRows()
+                && (deliveries.isEmpty() || rounds < MAX_CLAIM_ROUNDS));
+        deliveries.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
         return new ClaimBatch(token, deliveries);
+    }
+
+    /** What one claim statement gave: its deliveries, and whether it parked rows at claim. */
+    private record Round(List<ClaimedDelivery> deliveries, boolean parked) {
+    }
+
+    private Round claimRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows) {
+        boolean ordered = request.ordering() == Ordering.PER_AGGREGATE;
+        var query = plain(handle.createQuery(ordered ? sql.claimOrdered : sql.claimUnordered))
+                .bind("maxRows", maxRows)
+                .bind("owner", request.owner())
+                .bind("token", token.value())
+                .bind("leaseMicros", micros(request.leaseLength()));
+        if (ordered) {
+            query.bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
+                    .bind("window", OutboxSql.claimWindow(maxRows));
+        }
+        List<Claimed> claimed = query.map((rs, ctx) -> claimed(rs, token)).list();
+        return deliverable(handle, token, claimed, ordered && request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE);
     }
 
     /** A claimed row: a delivery, or the reason it can never be one. */
@@ -78,29 +109,62 @@ final class PostgresOutboxStore implements OutboxStore {
         UUID eventId = rs.getObject("event_id", UUID.class);
         AggregateRef aggregate = new AggregateRef(rs.getString("aggregate_type"), rs.getString("aggregate_id"));
         String problem = headersProblem(rs);
-        if (problem == null) {
+        // Only a limit the relay was given: with the writer's default it would park what a writer allowed more.
+        if (problem == null && settings.claimPayloadLimit().isPresent()) {
+            int limit = settings.claimPayloadLimit().getAsInt();
             int size = rs.getBytes("payload").length;
-            if (size > settings.maxPayloadBytes()) {
-                problem = "payload is " + size + " bytes, more than outbox.maxPayloadBytes (" + settings.maxPayloadBytes()
+            if (size > limit) {
+                problem = "payload is " + size + " bytes, more than outbox.maxPayloadBytes (" + limit
                         + "); raise outbox.maxPayloadBytes (and the broker's limit) or make the event smaller, then replay it";
             }
         }
-        if (problem != null) {
-            return new Claimed(eventId, aggregate, null, problem);
+        if (problem == null) {
+            try {
+                return new Claimed(eventId, aggregate, new ClaimedDelivery(rs.getLong("seq"), event(rs),
+                        rs.getInt("attempts"), token, instant(rs, "created_at")), null);
+            } catch (IllegalArgumentException notAnEvent) {
+                // Values the table allows and OutboxEvent refuses (a blank event type, aggregate, destination or
+                // header name): thrown here, after the claim committed its lease, it would fail every claim.
+                problem = notAnEvent(notAnEvent);
+            }
         }
-        return new Claimed(eventId, aggregate, new ClaimedDelivery(rs.getLong("seq"), event(rs), rs.getInt("attempts"),
-                token, instant(rs, "created_at")), null);
+        return new Claimed(eventId, aggregate, null, problem);
+    }
+
+    /** The reason a row OutboxEvent refused is parked with: the column, OutboxEvent's message, and the fix. */
+    private static String notAnEvent(IllegalArgumentException refusal) {
+        String message = String.valueOf(refusal.getMessage());
+        String replay = " and replay the event";
+        if (message.startsWith("aggregateType")) {
+            return "aggregate_type: " + message + "; write a non-blank aggregate_type" + replay;
+        }
+        if (message.startsWith("aggregateId")) {
+            return "aggregate_id: " + message + "; write a non-blank aggregate_id" + replay;
+        }
+        if (message.startsWith("eventType")) {
+            return "event_type: " + message + "; write a non-blank event_type" + replay;
+        }
+        if (message.startsWith("destination")) {
+            return "destination: " + message + "; write NULL (the configured routing) or a non-blank destination"
+                    + replay;
+        }
+        if (message.startsWith("header")) {
+            return "headers: " + message + "; write the headers column as {\"name\": \"value\", ...} with non-blank"
+                    + " names" + replay;
+        }
+        return "the row is not a valid event: " + message + "; correct the row" + replay;
     }
 
     /**
-     * Parks the rows no broker can take (headers that are not an object of strings, a payload over the limit)
-     * under the claim's lease, so they neither fail every claim nor come back forever. With hold-aggregate, the
+     * Parks the rows no broker can take (headers that are not an object of strings, a payload over the limit
+     * the relay was given,
+     * values OutboxEvent refuses such as a blank event type or header name) under the claim's lease, so they neither fail every claim nor come back forever. With hold-aggregate, the
      * later rows of their aggregates in the batch go back unclaimed: the parked row now holds them.
      */
-    private List<ClaimedDelivery> deliverable(Handle handle, LeaseToken token, List<Claimed> claimed, boolean hold) {
+    private Round deliverable(Handle handle, LeaseToken token, List<Claimed> claimed, boolean hold) {
         List<Claimed> undeliverable = claimed.stream().filter(c -> c.undeliverable() != null).toList();
         if (undeliverable.isEmpty()) {
-            return claimed.stream().map(Claimed::delivery).toList();
+            return new Round(claimed.stream().map(Claimed::delivery).toList(), false);
         }
         plain(handle.createUpdate(sql.park)).bind("token", token.value())
                 .bindArray("ids", UUID.class, undeliverable.stream().map(Claimed::eventId).toList())
@@ -122,7 +186,7 @@ final class PostgresOutboxStore implements OutboxStore {
             plain(handle.createUpdate(sql.release)).bind("token", token.value())
                     .bindArray("ids", UUID.class, released).execute();
         }
-        return deliveries;
+        return new Round(deliveries, true);
     }
 
     /**
@@ -258,7 +322,7 @@ final class PostgresOutboxStore implements OutboxStore {
             var query = plain(handle.createQuery(sql.parkedSelect.replace("<selector>", condition(selector))))
                     .bind("limit", limit);
             bindSelector(query, selector);
-            return query.map((rs, ctx) -> new ParkedEvent(rs.getLong("seq"), event(rs), rs.getInt("attempts"),
+            return query.map((rs, ctx) -> new ParkedEvent(rs.getLong("seq"), listedEvent(rs), rs.getInt("attempts"),
                     rs.getString("last_error"), instant(rs, "created_at"))).list();
         });
     }
@@ -316,6 +380,44 @@ final class PostgresOutboxStore implements OutboxStore {
         return new OutboxEvent(rs.getObject("event_id", UUID.class), rs.getString("aggregate_type"),
                 rs.getString("aggregate_id"), rs.getString("event_type"), rs.getString("destination"),
                 rs.getBytes("payload"), rs.getString("content_type"), headers);
+    }
+
+    /**
+     * A parked row as an event for listing. A row parked because OutboxEvent refuses it (a blank event type,
+     * aggregate, destination or header name) is listed with {@value #BLANK} for a blank text, no destination
+     * and without its blank-named headers; its last error says what the row holds.
+     */
+    private static OutboxEvent listedEvent(ResultSet rs) throws SQLException {
+        try {
+            return event(rs);
+        } catch (IllegalArgumentException notAnEvent) {
+            OutboxEvent event = new OutboxEvent(rs.getObject("event_id", UUID.class),
+                    listable(rs.getString("aggregate_type")), listable(rs.getString("aggregate_id")),
+                    listable(rs.getString("event_type")), null, rs.getBytes("payload"), rs.getString("content_type"),
+                    Map.of());
+            String destination = rs.getString("destination");
+            if (destination != null && !destination.isBlank()) {
+                event = event.withDestination(destination);
+            }
+            Map<String, String> headers = new LinkedHashMap<>();
+            if (headersProblem(rs) == null) {
+                String[] names = (String[]) rs.getArray("header_names").getArray();
+                String[] values = (String[]) rs.getArray("header_values").getArray();
+                for (int i = 0; i < names.length; i++) {
+                    if (!names[i].isBlank()) {
+                        headers.put(names[i], values[i]);
+                    }
+                }
+            }
+            return event.withHeaders(headers);
+        }
+    }
+
+    /** What a parked row's blank text is listed as. */
+    static final String BLANK = "(blank)";
+
+    private static String listable(String text) {
+        return text == null || text.isBlank() ? BLANK : text;
     }
 
     private static Instant instant(ResultSet rs, String column) throws SQLException {

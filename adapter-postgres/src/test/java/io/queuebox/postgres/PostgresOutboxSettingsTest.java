@@ -18,6 +18,16 @@ class PostgresOutboxSettingsTest {
     }
 
     @Test
+    void theStoreChecksPayloadSizesOnlyAgainstALimitThatWasSet() {
+        assertThat(PostgresOutboxSettings.defaults().claimPayloadLimit()).isEmpty();
+        PostgresOutboxSettings set = PostgresOutboxSettings.builder().maxPayloadBytes(4 * 1024 * 1024).build();
+        assertThat(set.maxPayloadBytes()).isEqualTo(4 * 1024 * 1024);
+        assertThat(set.claimPayloadLimit()).hasValue(4 * 1024 * 1024);
+        assertThat(PostgresOutboxSettings.builder().maxPayloadBytes(1024 * 1024).build().claimPayloadLimit())
+                .as("set to the default's value is still set").hasValue(1024 * 1024);
+    }
+
+    @Test
     void aTableNameWithSqlInItIsRefusedNamingTheKey() {
         assertThatThrownBy(() -> PostgresOutboxSettings.builder().table("outbox; drop table x"))
                 .isInstanceOf(IllegalArgumentException.class)

@@ -9,6 +9,8 @@ import io.queuebox.testkit.outbox.OutboxStoreContract;
 import io.queuebox.testkit.services.TestServices;
 import java.sql.Connection;
 import java.util.List;
+import java.util.Optional;
+import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.TestInstance;
@@ -69,6 +71,16 @@ class PostgresOutboxStoreTest extends OutboxStoreContract {
     @Override
     protected void writeCommitted(List<OutboxEvent> events) {
         new ApplicationWrites(application, writer).writeCommitted(events);
+    }
+
+    /** A blank event type: the table allows it, OutboxEvent does not. */
+    @Override
+    protected Optional<UUID> writeCommittedRowNoEventCanBeMadeOf(String aggregateId) {
+        UUID id = UUID.randomUUID();
+        db.execute("INSERT INTO " + settings().qualifiedTable() + " (event_id, aggregate_type, aggregate_id,"
+                + " event_type, payload) VALUES ('" + id + "', 'order', '" + aggregateId.replace("'", "''")
+                + "', ' ', '\\x7b7d')");
+        return Optional.of(id);
     }
 
     @Override

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Rows written around the writer (by hand, by another tool) that no broker can take: headers that are not a
- * JSON object of strings, a payload over outbox.maxPayloadBytes. They are parked at claim with a reason that
+ * JSON object of strings, a payload over outbox.maxPayloadBytes (only when it was set). They are parked at claim with a reason that
  * names them, and they hold neither the claim of the other rows nor (beyond their own aggregate) delivery.
  */
 class PostgresUndeliverableRowsTest {
@@ -114,6 +114,23 @@ class PostgresUndeliverableRowsTest {
 
         assertThat(claim(ParkingPolicy.CONTINUE_AGGREGATE).deliveries()).extracting(ClaimedDelivery::eventId)
                 .containsExactly(later);
+    }
+
+    @Test
+    void withoutAConfiguredLimitNoRowIsParkedForItsSizeEvenAboveTheWritersDefault() {
+        OutboxStore relayWithTheDefault = PostgresOutbox.store(db.dataSource, db.settings().build());
+        UUID id = UUID.randomUUID();
+        int size = PostgresOutboxSettings.DEFAULT_MAX_PAYLOAD_BYTES * 4; // a writer that allows 4 MiB wrote it
+        db.execute("INSERT INTO " + settings.qualifiedTable() + " (event_id, aggregate_type, aggregate_id, event_type,"
+                + " payload) VALUES ('" + id + "', 'order', 'a', 'OrderPlaced', convert_to(repeat('x', " + size
+                + "), 'UTF8'))");
+
+        ClaimBatch batch = relayWithTheDefault.claim(new ClaimRequest("relay", 10, Duration.ofMinutes(1),
+                Ordering.PER_AGGREGATE, ParkingPolicy.HOLD_AGGREGATE));
+
+        assertThat(batch.deliveries()).extracting(ClaimedDelivery::eventId).containsExactly(id);
+        assertThat(batch.deliveries().get(0).event().payload()).hasSize(size);
+        assertThat(parked()).isEmpty();
     }
 
     private String leaseOf(UUID id) throws SQLException {

@@ -66,9 +66,12 @@ public final class Keys {
             .defaultValue(false)
             .doc("Delete a row once the broker confirmed it, instead of marking it sent and purging it later."));
     public static final ConfigKey OUTBOX_MAX_PAYLOAD_BYTES = register(key("outbox.maxPayloadBytes", Type.INTEGER)
-            .defaultValue(1_048_576).range(1, Integer.MAX_VALUE)
-            .doc("Largest payload delivered: a row with a larger one (written around the writer) is parked with its size"
-                    + " and this limit. Keep it at or below the broker's limit (Kafka max.request.size, RabbitMQ max_message_size)."));
+            .range(1, Integer.MAX_VALUE)
+            .doc("Largest payload delivered, when set: a row with a larger one is parked at claim with its size and"
+                    + " this limit. Unset, the relay leaves sizes to the broker: a message over its limit (Kafka"
+                    + " max.request.size, RabbitMQ max_message_size) fails at publish and is parked, as a permanent"
+                    + " failure or after outbox.retry.maxAttempts. Set it no lower than the maxPayloadBytes of the"
+                    + " applications' writers (1 MiB unless they set it)."));
 
     public static final ConfigKey RETRY_INITIAL_MS = register(key("outbox.retry.initialMs", Type.MILLIS)
             .defaultValue(1000).range(1, 86_400_000)

@@ -21,13 +21,20 @@ public final class Settings {
     private Settings() {
     }
 
+    /**
+     * The outbox as the relay sees it. {@code outbox.maxPayloadBytes} has no default here: only a limit the
+     * operator set makes the store park larger rows at claim (the applications' writers may allow more than
+     * the writer's 1 MiB default).
+     */
     public static PostgresOutboxSettings outbox(QueueBoxConfig config) {
-        return PostgresOutboxSettings.builder()
+        PostgresOutboxSettings.Builder outbox = PostgresOutboxSettings.builder()
                 .schema(config.string(Keys.OUTBOX_SCHEMA))
                 .table(config.string(Keys.OUTBOX_TABLE))
-                .deleteOnSend(config.bool(Keys.OUTBOX_DELETE_ON_SEND))
-                .maxPayloadBytes(config.integer(Keys.OUTBOX_MAX_PAYLOAD_BYTES))
-                .build();
+                .deleteOnSend(config.bool(Keys.OUTBOX_DELETE_ON_SEND));
+        if (config.optional(Keys.OUTBOX_MAX_PAYLOAD_BYTES).isPresent()) {
+            outbox.maxPayloadBytes(config.integer(Keys.OUTBOX_MAX_PAYLOAD_BYTES));
+        }
+        return outbox.build();
     }
 
     /**

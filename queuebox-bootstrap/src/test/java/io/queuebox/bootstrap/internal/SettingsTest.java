@@ -61,6 +61,16 @@ class SettingsTest {
     }
 
     @Test
+    void theRelayChecksPayloadSizesOnlyWhenOutboxMaxPayloadBytesIsSet() {
+        PostgresOutboxSettings unset = Settings.outbox(config());
+        PostgresOutboxSettings set = Settings.outbox(config("outbox.maxPayloadBytes", "4194304"));
+
+        assertThat(unset.claimPayloadLimit()).as("no default for the relay: writers may allow more than 1 MiB")
+                .isEmpty();
+        assertThat(set.claimPayloadLimit()).hasValue(4_194_304);
+    }
+
+    @Test
     void captureReadsHostPortAndDatabaseFromTheUrlUnlessOverridden() {
         CaptureSettings fromUrl = Settings.capture(config());
         CaptureSettings overridden = Settings.capture(config("outbox.capture.enabled", "true",

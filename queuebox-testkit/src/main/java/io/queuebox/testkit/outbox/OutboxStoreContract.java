@@ -36,6 +36,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.core.ConditionFactory;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -103,6 +104,16 @@ public abstract class OutboxStoreContract {
      * committing. The row must be invisible to claims until {@link UncommittedWrite#commit()}.
      */
     protected abstract UncommittedWrite beginUncommittedWrite(OutboxEvent event);
+
+    /**
+     * Writes, committed, a row of aggregate {@code aggregateId} (type {@code order}) that can never become an
+     * {@link OutboxEvent}, as a tool writing around the writer could (for example a blank event type), and
+     * answers its event id. Empty by default: a store that holds only events (an in-memory store) cannot hold
+     * such a row, and the scenario that needs one is skipped.
+     */
+    protected Optional<UUID> writeCommittedRowNoEventCanBeMadeOf(String aggregateId) {
+        return Optional.empty();
+    }
 
     /** Whether the store deletes rows on {@code markSent} instead of marking them sent; false by default. */
     protected boolean deletesSentRows() {
@@ -559,6 +570,30 @@ public abstract class OutboxStoreContract {
             assertThat(parked.attempts()).isEqualTo(3);
             assertThat(parked.lastError()).isEqualTo("too large");
         });
+    }
+
+    /**
+     * A row no event can be made of never fails the claim that takes it (it would fail every claim, and its
+     * batch-mates would never be delivered): it is parked at claim, and the claim still answers a full batch
+     * while claimable rows wait, since an empty or short batch tells the engine there is no more work.
+     */
+    @Test
+    final void aRowNoEventCanBeMadeOfIsParkedAtClaimAndTheBatchIsStillFilled() {
+        String poisoned = anAggregateId();
+        Optional<UUID> bad = writeCommittedRowNoEventCanBeMadeOf(poisoned);
+        Assumptions.assumeTrue(bad.isPresent(), "this store holds only rows that are events");
+        OutboxEvent behind = anEventFor(poisoned);
+        OutboxEvent first = anEvent();
+        OutboxEvent second = anEvent();
+        writeCommitted(List.of(behind, first, second));
+
+        ClaimBatch batch = store.claim(aClaimRequest().forAtMost(2).build());
+
+        assertThat(events(batch)).containsExactly(first, second);
+        assertThat(store.parked(ReplaySelector.allParked(), 10)).extracting(p -> p.event().eventId())
+                .containsExactly(bad.get());
+        assertThat(store.claim(aClaimRequest().build()).isEmpty()).as("held by the parked row").isTrue();
+        assertThat(events(store.claim(aClaimRequest().continuingPastParked().build()))).containsExactly(behind);
     }
 
     @Test
