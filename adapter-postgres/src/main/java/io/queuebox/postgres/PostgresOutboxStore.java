@@ -52,32 +52,45 @@ final class PostgresOutboxStore implements OutboxStore {
     }
 
     /**
-     * Most claim statements one call runs to fill a batch that parking at claim shortened, once it holds a
-     * delivery. An empty batch keeps claiming while each round parks something (every such round parks at
-     * least one row for good, so this ends), so that an empty batch means nothing is claimable.
+     * Most claim statements one call runs to fill a batch that parking at claim shortened. With the time bound
+     * below, this keeps a claim call bounded even in front of a backlog of undeliverable rows; an empty batch
+     * after the last round means the engine claims again at its next wake.
      */
     static final int MAX_CLAIM_ROUNDS = 10;
 
     /**
-     * Claims in rounds under one token: a round that parked undeliverable rows leaves the batch short, and the
-     * engine reads a short batch as "no more work", so the next round claims what is missing. The rows a round
-     * claimed are leased, so a later round never takes a row behind them in their aggregate; the batch is
-     * sorted by sequence.
+     * Claims in rounds under one token, in one transaction: a round that parked undeliverable rows leaves the
+     * batch short, and the engine reads a short batch as "no more work", so the next round claims what is
+     * missing. The rows a round claimed are leased, so a later round never takes a row behind them in their
+     * aggregate; the batch is sorted by sequence.
+     *
+     * <p>One transaction, so that a round that fails (a statement timeout, a lost connection) leaves no row of
+     * an earlier round leased under a token nobody received. No round starts once a quarter of the lease has
+     * gone, so that an earlier round's rows cannot expire and come back in a later one.
      */
     @Override
     public ClaimBatch claim(ClaimRequest request) {
         LeaseToken token = LeaseToken.random();
-        List<ClaimedDelivery> deliveries = new ArrayList<>();
-        int rounds = 0;
-        boolean parked;
-        do {
-            int maxRows = request.maxRows() - deliveries.size();
-            Round round = jdbi.withHandle(handle -> claimRound(handle, request, token, maxRows));
-            deliveries.addAll(round.deliveries());
-            parked = round.parked();
-            rounds++;
-        } while (parked && deliveries.size() < request.maxRows()
-                && (deliveries.isEmpty() || rounds < MAX_CLAIM_ROUNDS));
+        long started = System.nanoTime();
+        long roundsUntil = started + request.leaseLength().toNanos() / 4;
+        List<ClaimedDelivery> deliveries = jdbi.inTransaction(handle -> {
+            List<ClaimedDelivery> claimed = new ArrayList<>();
+            java.util.Set<UUID> ids = new java.util.HashSet<>();
+            int rounds = 0;
+            boolean parked;
+            do {
+                Round round = claimRound(handle, request, token, request.maxRows() - claimed.size());
+                for (ClaimedDelivery delivery : round.deliveries()) {
+                    if (ids.add(delivery.eventId())) {
+                        claimed.add(delivery);
+                    }
+                }
+                parked = round.parked();
+                rounds++;
+            } while (parked && claimed.size() < request.maxRows() && rounds < MAX_CLAIM_ROUNDS
+                    && System.nanoTime() < roundsUntil);
+            return claimed;
+        });
         deliveries.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
         return new ClaimBatch(token, deliveries);
     }

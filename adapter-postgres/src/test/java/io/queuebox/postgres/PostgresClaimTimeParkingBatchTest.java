@@ -112,13 +112,20 @@ class PostgresClaimTimeParkingBatchTest {
                 .containsExactly(later, other);
     }
 
+    /**
+     * A claim call is bounded (the review of the rounds: a backlog of undeliverable rows made one call as long
+     * as the backlog), so more of them than MAX_CLAIM_ROUNDS rounds can park may take a second call; each call
+     * parks what it read, so the good row comes once they are parked.
+     */
     @Test
-    void anEmptyBatchKeepsClaimingWhileRoundsParkSoItMeansNothingIsClaimable() {
+    void aBacklogOfUndeliverableRowsIsParkedOverBoundedClaimCallsAndTheGoodRowThenComes() {
         for (int i = 0; i < 25; i++) {
             insert("bad-" + i, "[]"); // more than MAX_CLAIM_ROUNDS rounds of 2
         }
         UUID good = insert("good", "{}");
 
+        assertThat(claim(2)).as("the first call stops after MAX_CLAIM_ROUNDS rounds").isEmpty();
+        assertThat(store.parked(ReplaySelector.allParked(), 100)).hasSize(2 * PostgresOutboxStore.MAX_CLAIM_ROUNDS);
         assertThat(claim(2)).extracting(ClaimedDelivery::eventId).containsExactly(good);
         assertThat(store.parked(ReplaySelector.allParked(), 100)).hasSize(25);
     }
