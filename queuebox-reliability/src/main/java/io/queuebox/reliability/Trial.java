@@ -114,7 +114,7 @@ final class Trial implements AutoCloseable {
     }
 
     static Producer.Workload workload(double transactionsPerSecond, long seed) {
-        return new Producer.Workload(16, 300, transactionsPerSecond, 0.1, 0.05, seed);
+        return new Producer.Workload(32, 300, transactionsPerSecond, 0.1, 0.05, seed);
     }
 
     /** Waits until every event in the table was received, or {@code timeout}; answers whether it was. */
