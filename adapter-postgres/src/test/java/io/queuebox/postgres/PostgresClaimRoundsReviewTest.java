@@ -54,11 +54,7 @@ class PostgresClaimRoundsReviewTest {
     }
 
     private UUID insert(String aggregateId, String eventType, String headers) {
-        UUID id = UUID.randomUUID();
-        db.execute("INSERT INTO " + settings.qualifiedTable() + " (event_id, aggregate_type, aggregate_id, event_type,"
-                + " payload, headers) VALUES ('" + id + "', 'order', '" + aggregateId + "', '" + eventType
-                + "', '\\x7b7d', '" + headers + "')");
-        return id;
+        return db.insertRow(settings, aggregateId, eventType, headers);
     }
 
     /** A BEFORE UPDATE trigger on the outbox that sleeps when {@code condition} holds for the row. */

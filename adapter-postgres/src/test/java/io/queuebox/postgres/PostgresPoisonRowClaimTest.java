@@ -47,11 +47,7 @@ class PostgresPoisonRowClaimTest {
     }
 
     private UUID insert(String aggregateId, String eventType, String headers) {
-        UUID id = UUID.randomUUID();
-        db.execute("INSERT INTO " + settings.qualifiedTable() + " (event_id, aggregate_type, aggregate_id, event_type,"
-                + " payload, headers) VALUES ('" + id + "', 'order', '" + aggregateId + "', '" + eventType
-                + "', '\\x7b7d', '" + headers + "')");
-        return id;
+        return db.insertRow(settings, aggregateId, eventType, headers);
     }
 
     private ClaimBatch claim() {

@@ -52,4 +52,16 @@ final class TestDatabase implements AutoCloseable {
     public void close() {
         execute("DROP SCHEMA IF EXISTS \"" + schema + "\" CASCADE");
     }
+
+    /**
+     * A row written by plain SQL, as a hand-written migration or another tool might: aggregate type
+     * {@code order}, payload {@code {}}, and the given aggregate id, event type and headers (JSON text).
+     */
+    UUID insertRow(PostgresOutboxSettings settings, String aggregateId, String eventType, String headers) {
+        UUID id = UUID.randomUUID();
+        execute("INSERT INTO " + settings.qualifiedTable() + " (event_id, aggregate_type, aggregate_id, event_type,"
+                + " payload, headers) VALUES ('" + id + "', 'order', '" + aggregateId + "', '" + eventType
+                + "', '\\x7b7d', '" + headers + "')");
+        return id;
+    }
 }
