@@ -69,7 +69,7 @@ public final class ConfigLoader {
     public QueueBoxConfig load() {
         ConfigSource source = new ConfigSource();
         if (file != null) {
-            source.readYaml(file, explicitFile);
+            source.readYaml(file, explicitFile, environment);
         }
         source.readMap(values, "embedded").readEnvironment(environment);
         List<ConfigProblem> problems = new ArrayList<>(source.problems());

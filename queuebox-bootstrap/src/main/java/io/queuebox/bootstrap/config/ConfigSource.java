@@ -31,6 +31,7 @@ final class ConfigSource {
 
     private final Map<String, ConfigValue> values = new LinkedHashMap<>();
     private final List<ConfigProblem> problems = new ArrayList<>();
+    private EnvReferences references = new EnvReferences(Map.of());
     private boolean fileUnusable;
 
     Map<String, ConfigValue> values() {
@@ -54,6 +55,12 @@ final class ConfigSource {
      * optional so that a container can be configured by environment alone.
      */
     ConfigSource readYaml(Path file, boolean explicit) {
+        return readYaml(file, explicit, Map.of());
+    }
+
+    /** Reads a YAML file, expanding {@code ${NAME}} and {@code ${NAME:-default}} in its values from {@code environment}. */
+    ConfigSource readYaml(Path file, boolean explicit, Map<String, String> environment) {
+        references = new EnvReferences(environment);
         String origin = "file " + file;
         Object root;
         try (Reader reader = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
@@ -116,9 +123,10 @@ final class ConfigSource {
                 flatten(key + ".", nested, origin);
             } else if (value instanceof List<?> list) {
                 // Lists only make sense for broker settings such as bootstrap.servers; they become comma-separated.
-                values.put(key, new ConfigValue(list.stream().map(String::valueOf).collect(Collectors.joining(",")), origin));
+                String joined = list.stream().map(String::valueOf).collect(Collectors.joining(","));
+                values.put(key, new ConfigValue(references.expand(key, joined, problems), origin));
             } else if (value != null) {
-                values.put(key, new ConfigValue(String.valueOf(value), origin));
+                values.put(key, new ConfigValue(references.expand(key, String.valueOf(value), problems), origin));
             }
         }
     }
@@ -141,6 +149,8 @@ final class ConfigSource {
         }
         environment.entrySet().stream()
                 .filter(e -> e.getKey().startsWith(EnvNames.PREFIX))
+                // A variable the file reads (${QUEUEBOX_DB_PASSWORD}) is the file's, not a setting of its own.
+                .filter(e -> !references.referenced().contains(e.getKey()) || keyByEnv.containsKey(e.getKey()))
                 .filter(e -> FOREIGN_ENV_PREFIXES.stream().noneMatch(e.getKey()::startsWith))
                 .sorted(Map.Entry.comparingByKey())
                 .forEach(e -> applyEnv(e.getKey(), e.getValue(), keyByEnv));

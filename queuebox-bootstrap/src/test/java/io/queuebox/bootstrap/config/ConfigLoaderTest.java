@@ -288,4 +288,41 @@ class ConfigLoaderTest {
 
         assertThat(config.string(Keys.BROKER_TYPE)).isEqualTo("rabbitmq");
     }
+
+    @Test
+    void environmentReferencesInTheFileAreExpandedWithTheirDefaults() throws IOException {
+        QueueBoxConfig config = load("""
+                database:
+                  url: jdbc:postgresql://${DB_HOST}:${DB_PORT:-5432}/app
+                  password: ${QUEUEBOX_DB_PASSWORD}
+                broker:
+                  type: ${BROKER:-rabbitmq}
+                outbox:
+                  batchSize: ${BATCH:-250}
+                """, Map.of("DB_HOST", "db.internal", "QUEUEBOX_DB_PASSWORD", "s3cret"));
+
+        assertThat(config.string(Keys.DATABASE_URL)).isEqualTo("jdbc:postgresql://db.internal:5432/app");
+        assertThat(config.string(Keys.BROKER_TYPE)).isEqualTo("rabbitmq");
+        assertThat(config.integer(Keys.OUTBOX_BATCH_SIZE)).isEqualTo(250);
+        assertThat(config.optional(Keys.DATABASE_PASSWORD)).contains("s3cret");
+        // The variable the file reads is not an unknown QUEUEBOX_ setting, and the secret stays masked.
+        assertThat(String.join("\n", config.describe())).doesNotContain("s3cret").contains("database.password = ****");
+    }
+
+    @Test
+    void aDoubledDollarKeepsAReferenceLiteral() throws IOException {
+        QueueBoxConfig config = load(MINIMAL + "broker.rabbitmq.connection.name: \"$${HOSTNAME}\"\n", Map.of("HOSTNAME", "h"));
+
+        assertThat(config.describe()).anyMatch(line -> line.startsWith("broker.rabbitmq.connection.name = ${HOSTNAME}"));
+    }
+
+    @Test
+    void anUnsetVariableWithoutADefaultIsAProblemNamingTheKeyAndTheVariable() {
+        List<ConfigProblem> problems = problemsOf(MINIMAL.replace("username: relay", "username: ${DB_USER}"), Map.of());
+
+        assertThat(problems).anySatisfy(problem -> {
+            assertThat(problem.key()).isEqualTo("database.username");
+            assertThat(problem.problem()).contains("DB_USER is not set").contains("${DB_USER:-<default>}");
+        });
+    }
 }
