@@ -7,7 +7,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.queuebox.ports.Health;
 import io.queuebox.ports.PublishOutcome;
 import io.queuebox.testkit.faults.TcpProxy;
-import java.net.URI;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -29,10 +28,8 @@ class RabbitMqSilentFlagTest {
 
     @Test
     void aShortSilenceDoesNotKeepAHealthyConnectionDownWhileNothingElseIsPublished() throws Exception {
-        URI server = URI.create(broker.uri);
-        try (TcpProxy proxy = new TcpProxy(server.getHost(), server.getPort() < 0 ? 5672 : server.getPort());
-             RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(broker.settings()
-                     .set("uri", broker.uri.replace(server.getHost() + ":" + server.getPort(), "127.0.0.1:" + proxy.port()))
+        try (TcpProxy proxy = broker.proxy();
+             RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(broker.settingsThrough(proxy)
                      .set("confirm.timeout.ms", "1000").build())) { // default heartbeat (10 s)
             assertThat(publisher.publish(claimedDeliveriesOf(interleavedEvents(2, 2)))).allMatch(PublishOutcome::isAcked);
 

@@ -8,7 +8,6 @@ import static org.awaitility.Awaitility.await;
 import io.queuebox.ports.Health;
 import io.queuebox.ports.PublishOutcome;
 import io.queuebox.testkit.faults.TcpProxy;
-import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
@@ -30,10 +29,8 @@ class RabbitMqSilentNetworkTest {
 
     @Test
     void anOpenConnectionThatStopsAnsweringIsReportedDownUntilConfirmsFlowAgain() throws Exception {
-        URI server = URI.create(broker.uri);
-        try (TcpProxy proxy = new TcpProxy(server.getHost(), server.getPort() < 0 ? 5672 : server.getPort());
-             RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(broker.settings()
-                     .set("uri", broker.uri.replace(server.getHost() + ":" + server.getPort(), "127.0.0.1:" + proxy.port()))
+        try (TcpProxy proxy = broker.proxy();
+             RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(broker.settingsThrough(proxy)
                      .set("confirm.timeout.ms", "1000").set("heartbeat.seconds", "0").build())) {
             assertThat(publisher.publish(claimedDeliveriesOf(interleavedEvents(2, 2)))).allMatch(PublishOutcome::isAcked);
             assertThat(publisher.health().status()).isEqualTo(Health.Status.UP);

@@ -5,8 +5,11 @@ import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Delivery;
+import io.queuebox.testkit.faults.TcpProxy;
 import io.queuebox.testkit.publisher.ReceivedMessage;
 import io.queuebox.testkit.services.TestServices;
+import java.io.IOException;
+import java.net.URI;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -52,6 +55,18 @@ final class RabbitMqTestBroker implements AutoCloseable {
 
     RabbitMqSettings.Builder settings() {
         return RabbitMqSettings.builder().uri(uri).exchange(exchange).set("connection.name", exchange);
+    }
+
+    /** A proxy in front of this broker, which a test can cut or slow down (close it after the publisher). */
+    TcpProxy proxy() throws IOException {
+        URI server = URI.create(uri);
+        return new TcpProxy(server.getHost(), server.getPort() < 0 ? 5672 : server.getPort());
+    }
+
+    /** {@link #settings()} with the connection going through {@code proxy}. */
+    RabbitMqSettings.Builder settingsThrough(TcpProxy proxy) {
+        URI server = URI.create(uri);
+        return settings().set("uri", uri.replace(server.getHost() + ":" + server.getPort(), "127.0.0.1:" + proxy.port()));
     }
 
     /** Waits until {@code count} messages arrived or the time is up; answers all received so far. */

@@ -54,7 +54,7 @@ class BrokerOutageRelayTest {
 
     @BeforeAll
     static void database() {
-        assumeTrue(canStopRabbitMq(), "needs the local RabbitMQ and rabbitmqctl to stop and start it");
+        assumeTrue(LocalRabbitMq.canStop(), "needs the local RabbitMQ and rabbitmqctl to stop and start it");
         database = TestDatabase.create("outage");
     }
 
@@ -87,12 +87,12 @@ class BrokerOutageRelayTest {
             long recoveredAt;
             try {
                 await().atMost(Duration.ofSeconds(20)).until(() -> sent() >= 50);
-                rabbitmqctl("stop_app");
+                LocalRabbitMq.rabbitmqctl("stop_app");
                 try {
                     Thread.sleep(OUTAGE.toMillis());
                 } finally {
-                    rabbitmqctl("start_app");
-                    rabbitmqctl("await_startup");
+                    LocalRabbitMq.rabbitmqctl("start_app");
+                    LocalRabbitMq.rabbitmqctl("await_startup");
                 }
                 recoveredAt = System.nanoTime();
                 Thread.sleep(2_000);
@@ -156,7 +156,7 @@ class BrokerOutageRelayTest {
         }
         Map<String, List<String>> firstDeliveries = new LinkedHashMap<>();
         Set<String> seen = new HashSet<>();
-        try (Connection connection = factory().newConnection("queuebox-outage-test-consumer")) {
+        try (Connection connection = LocalRabbitMq.factory().newConnection("queuebox-outage-test-consumer")) {
             Channel channel = connection.createChannel();
             GetResponse response;
             while ((response = channel.basicGet(queue, true)) != null) {
@@ -175,7 +175,7 @@ class BrokerOutageRelayTest {
     }
 
     private static void declareDurable(String name) throws Exception {
-        try (Connection connection = factory().newConnection("queuebox-outage-test-setup")) {
+        try (Connection connection = LocalRabbitMq.factory().newConnection("queuebox-outage-test-setup")) {
             Channel channel = connection.createChannel();
             channel.exchangeDeclare(name, "topic", true);
             channel.queueDeclare(name, true, false, false, null);
@@ -184,38 +184,12 @@ class BrokerOutageRelayTest {
     }
 
     private static void deleteDurable(String name) {
-        try (Connection connection = factory().newConnection("queuebox-outage-test-cleanup")) {
+        try (Connection connection = LocalRabbitMq.factory().newConnection("queuebox-outage-test-cleanup")) {
             Channel channel = connection.createChannel();
             channel.queueDelete(name);
             channel.exchangeDelete(name);
         } catch (Exception e) {
             System.err.println("could not delete the test's queue and exchange " + name + ": " + e);
         }
-    }
-
-    private static ConnectionFactory factory() throws Exception {
-        ConnectionFactory factory = new ConnectionFactory();
-        factory.setUri(TestServices.rabbitMqUri());
-        return factory;
-    }
-
-    private static boolean canStopRabbitMq() {
-        String uri = TestServices.rabbitMqUri();
-        if (!uri.contains("127.0.0.1") && !uri.contains("localhost")) {
-            return false;
-        }
-        try {
-            return new ProcessBuilder("rabbitmqctl", "-q", "status").redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor() == 0;
-        } catch (Exception e) {
-            return false;
-        }
-    }
-
-    private static void rabbitmqctl(String command) throws Exception {
-        Process process = new ProcessBuilder("rabbitmqctl", "-q", command).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        assertThat(process.waitFor(120, TimeUnit.SECONDS)).as("rabbitmqctl %s finished", command).isTrue();
-        assertThat(process.exitValue()).as("rabbitmqctl %s", command).isZero();
     }
 }

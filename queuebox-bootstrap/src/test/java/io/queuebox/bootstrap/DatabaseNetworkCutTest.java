@@ -45,10 +45,8 @@ class DatabaseNetworkCutTest {
 
     @Test
     void aSilentDatabaseIsReportedDownWithinTheTimeoutsAndDeliveryResumesAfterIt() throws Exception {
-        URI server = URI.create(database.url().substring("jdbc:".length()));
-        try (TcpProxy proxy = new TcpProxy(server.getHost(), server.getPort())) {
-            Map<String, String> values = RelayTest.configFor(database.url().replace(
-                    server.getHost() + ":" + server.getPort(), "127.0.0.1:" + proxy.port()), rabbit);
+        try (TcpProxy proxy = databaseProxy()) {
+            Map<String, String> values = RelayTest.configFor(urlThrough(proxy), rabbit);
             values.put("database.socketTimeoutMs", "2000");
             values.put("database.pool.connectionTimeoutMs", "2000");
             // A claim the relay gave up on may still reach the server when the network comes back (TCP
@@ -86,10 +84,8 @@ class DatabaseNetworkCutTest {
 
     @Test
     void connectionsThatWentSilentForGoodAreGivenUpAndDeliveryGoesOnOnNewOnes() throws Exception {
-        URI server = URI.create(database.url().substring("jdbc:".length()));
-        try (TcpProxy proxy = new TcpProxy(server.getHost(), server.getPort())) {
-            Map<String, String> values = RelayTest.configFor(database.url().replace(
-                    server.getHost() + ":" + server.getPort(), "127.0.0.1:" + proxy.port()), rabbit);
+        try (TcpProxy proxy = databaseProxy()) {
+            Map<String, String> values = RelayTest.configFor(urlThrough(proxy), rabbit);
             values.put("database.socketTimeoutMs", "2000");
             QueueBoxConfig config = QueueBoxConfig.of(values);
             try (HikariDataSource pool = Pools.operator(config)) {
@@ -108,6 +104,17 @@ class DatabaseNetworkCutTest {
                         .containsAll(ids(after)));
             }
         }
+    }
+
+    private static TcpProxy databaseProxy() throws java.io.IOException {
+        URI server = URI.create(database.url().substring("jdbc:".length()));
+        return new TcpProxy(server.getHost(), server.getPort());
+    }
+
+    /** The database's URL with the proxy's address in place of the server's. */
+    private static String urlThrough(TcpProxy proxy) {
+        URI server = URI.create(database.url().substring("jdbc:".length()));
+        return database.url().replace(server.getHost() + ":" + server.getPort(), "127.0.0.1:" + proxy.port());
     }
 
     private static List<String> ids(List<OutboxEvent> events) {

@@ -81,7 +81,7 @@ class FaultLogRelayTest {
 
     @Test
     void aBrokerOutageReadsAsOneDownLineOneRecoveredLineAndACountOfWhatWasHeldUp() throws Exception {
-        assumeTrue(canStopRabbitMq(), "needs the local RabbitMQ and rabbitmqctl to stop and start it");
+        assumeTrue(LocalRabbitMq.canStop(), "needs the local RabbitMQ and rabbitmqctl to stop and start it");
         String exchange = "qb_faultlog_" + UUID.randomUUID().toString().substring(0, 8);
         // Only durable exchanges and queues survive stop_app.
         declareDurable(exchange);
@@ -94,12 +94,12 @@ class FaultLogRelayTest {
         try (Relay relay = Relay.start(config)) {
             writer.start();
             await().atMost(Duration.ofSeconds(20)).until(() -> sent() >= 20);
-            rabbitmqctl("stop_app");
+            LocalRabbitMq.rabbitmqctl("stop_app");
             try {
                 Thread.sleep(BROKER_OUTAGE.toMillis());
             } finally {
-                rabbitmqctl("start_app");
-                rabbitmqctl("await_startup");
+                LocalRabbitMq.rabbitmqctl("start_app");
+                LocalRabbitMq.rabbitmqctl("await_startup");
             }
             writing.set(false);
             writer.join(10_000);
@@ -265,7 +265,7 @@ class FaultLogRelayTest {
     }
 
     private static boolean canRestartPostgres() {
-        return TestServices.postgresUrl().contains("127.0.0.1") && commandWorks("pg_lsclusters");
+        return TestServices.postgresUrl().contains("127.0.0.1") && LocalRabbitMq.commandWorks("pg_lsclusters");
     }
 
     private static void restartPostgres() throws Exception {
@@ -278,7 +278,7 @@ class FaultLogRelayTest {
     // ---------------------------------------------------------------- the broker
 
     private static void declareFloodExchange(String name) throws Exception {
-        try (Connection connection = factory().newConnection("queuebox-faultlog-test-setup")) {
+        try (Connection connection = LocalRabbitMq.factory().newConnection("queuebox-faultlog-test-setup")) {
             Channel channel = connection.createChannel();
             channel.exchangeDeclare(name, "topic", false, false, null);
             // A queue that can hold nothing and rejects what it cannot hold: RabbitMQ nacks the publish.
@@ -289,7 +289,7 @@ class FaultLogRelayTest {
     }
 
     private static void declareDurable(String name) throws Exception {
-        try (Connection connection = factory().newConnection("queuebox-faultlog-test-setup")) {
+        try (Connection connection = LocalRabbitMq.factory().newConnection("queuebox-faultlog-test-setup")) {
             Channel channel = connection.createChannel();
             channel.exchangeDeclare(name, "topic", true);
             channel.queueDeclare(name + "_q", true, false, false, null);
@@ -298,39 +298,12 @@ class FaultLogRelayTest {
     }
 
     private static void deleteExchangeAndQueue(String name) {
-        try (Connection connection = factory().newConnection("queuebox-faultlog-test-cleanup")) {
+        try (Connection connection = LocalRabbitMq.factory().newConnection("queuebox-faultlog-test-cleanup")) {
             Channel channel = connection.createChannel();
             channel.queueDelete(name + "_q");
             channel.exchangeDelete(name);
         } catch (Exception e) {
             System.err.println("could not delete the test's exchange " + name + ": " + e);
         }
-    }
-
-    private static ConnectionFactory factory() throws Exception {
-        ConnectionFactory factory = new ConnectionFactory();
-        factory.setUri(TestServices.rabbitMqUri());
-        return factory;
-    }
-
-    private static boolean canStopRabbitMq() {
-        String uri = TestServices.rabbitMqUri();
-        return (uri.contains("127.0.0.1") || uri.contains("localhost")) && commandWorks("rabbitmqctl", "-q", "status");
-    }
-
-    private static boolean commandWorks(String... command) {
-        try {
-            return new ProcessBuilder(command).redirectErrorStream(true)
-                    .redirectOutput(ProcessBuilder.Redirect.DISCARD).start().waitFor() == 0;
-        } catch (Exception e) {
-            return false;
-        }
-    }
-
-    private static void rabbitmqctl(String command) throws Exception {
-        Process process = new ProcessBuilder("rabbitmqctl", "-q", command).redirectErrorStream(true)
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-        assertThat(process.waitFor(120, TimeUnit.SECONDS)).as("rabbitmqctl %s finished", command).isTrue();
-        assertThat(process.exitValue()).as("rabbitmqctl %s", command).isZero();
     }
 }

@@ -53,7 +53,7 @@ final class CaptureScenario {
             watch(relay, seen, Duration.ofSeconds(15));
             trial.faultEnded();
             watch(relay, seen, form.steady());
-            requireAlive(trial, relay);
+            Scenarios.requireAlive(trial, relay);
             trial.notes.put("captureStatesSeen", String.join(" | ", seen));
             Trial.Outcome outcome = trial.finish(Duration.ofMinutes(2));
             long gap = maxGapMillis(trial);
@@ -69,10 +69,6 @@ final class CaptureScenario {
             }
             return new Trial.Outcome(outcome.verdict(), new java.util.TreeMap<>(trial.notes), List.copyOf(trial.failures));
         }
-    }
-
-    private static void requireAlive(Trial trial, RelayProcess relay) throws Exception {
-        Scenarios.requireAlive(trial, relay);
     }
 
     /** Polls the relay's readiness and keeps each distinct capture component it showed. */
