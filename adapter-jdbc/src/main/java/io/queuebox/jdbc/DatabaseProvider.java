@@ -1,0 +1,100 @@
+package io.queuebox.jdbc;
+
+import io.queuebox.ports.CaptureMode;
+import java.sql.SQLException;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import javax.sql.DataSource;
+
+/**
+ * A database QueueBox can deliver from, found through {@link java.util.ServiceLoader}: list the class in
+ * {@code META-INF/services/io.queuebox.jdbc.DatabaseProvider}, and the bootstrap jar uses it for every
+ * {@code database.url} it {@link #accepts}. Everything that differs between databases and that the jar needs
+ * beyond SQL text comes from here: the adapter pieces, the schema scripts, URL parsing, identifier rules and
+ * defaults. Implementations are stateless and safe for concurrent use.
+ */
+public interface DatabaseProvider {
+
+    /** The name used in configuration and in the reference, for example {@code postgresql}. Lower case, unique. */
+    String name();
+
+    /** The database's name for people, for example {@code PostgreSQL}. */
+    String displayName();
+
+    /** Whether this provider handles the JDBC URL, for example by its {@code jdbc:postgresql:} prefix. */
+    boolean accepts(String jdbcUrl);
+
+    /** A URL that {@link #accepts} and that error messages can show as an example. */
+    String exampleUrl();
+
+    /** The capture mode that reads this database's log, for example {@link CaptureMode#POSTGRES_LOGICAL}. */
+    CaptureMode captureMode();
+
+    /** The schema of the outbox when {@code outbox.schema} is not set. */
+    String defaultSchema();
+
+    /**
+     * Checks the outbox table settings by this database's identifier rules.
+     *
+     * @return the problem, a sentence starting with the key at fault ({@code outbox.schema: ...}); empty when valid
+     */
+    Optional<String> outboxTableProblem(OutboxTable table);
+
+    /** The rules {@link #outboxTableProblem} applies, in words, for the configuration reference. */
+    String identifierRules();
+
+    /**
+     * Host, port and database of a URL this provider {@link #accepts} (its first host when it lists several).
+     *
+     * @throws IllegalArgumentException naming {@code database.url} when the URL cannot be parsed
+     */
+    DatabaseLocation locate(String jdbcUrl);
+
+    /**
+     * The URL with its host, port and database replaced, every other property kept: how capture reaches a
+     * replica or another host given in {@code outbox.capture.connection.*}.
+     */
+    String relocate(String jdbcUrl, DatabaseLocation location);
+
+    /** The value of a property written in the URL, such as {@code user}, when there is one. */
+    Optional<String> urlProperty(String jdbcUrl, String name);
+
+    /**
+     * Driver properties of the relay's pools: how long the driver waits for the answer to one statement,
+     * and that the server gives up first, so a silent network fails the statement instead of hanging.
+     *
+     * @param socketTimeoutMillis the longest wait for one statement; 0 waits forever
+     * @param applicationName     the name the database shows for these sessions
+     */
+    Map<String, String> connectionProperties(long socketTimeoutMillis, String applicationName);
+
+    /**
+     * Whether a failed connection is a refusal that no wait fixes (a login or database the server refused), as
+     * opposed to a database that is not up yet. The default reads the standard SQLSTATE classes: 28 (invalid
+     * authorization) and 3D000 (invalid catalog name).
+     */
+    default Optional<ConnectRefusal> refusal(SQLException error) {
+        String state = error.getSQLState();
+        if (state == null) {
+            return Optional.empty();
+        }
+        if (state.startsWith("28")) {
+            return Optional.of(ConnectRefusal.ACCOUNT);
+        }
+        return state.equals("3D000") ? Optional.of(ConnectRefusal.DATABASE) : Optional.empty();
+    }
+
+    /** The Flyway location of the shipped scripts, without the {@code classpath:} prefix. */
+    String schemaLocation();
+
+    /** The shipped scripts with the placeholders filled in, in order. */
+    List<String> renderSchemaScripts(OutboxTable table);
+
+    /**
+     * The adapter's pieces for one outbox table on a data source.
+     *
+     * @throws IllegalArgumentException naming the key when the table settings are invalid
+     */
+    OutboxDatabase open(DataSource dataSource, OutboxTable table);
+}
