@@ -11,8 +11,12 @@ import io.queuebox.ports.MessagePublisher;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.WakeReason;
 import io.queuebox.ports.WakeSource;
-import io.queuebox.postgres.PostgresOutbox;
-import io.queuebox.postgres.PostgresOutboxSettings;
+import io.queuebox.bootstrap.config.Databases;
+import io.queuebox.jdbc.DatabaseProvider;
+import io.queuebox.jdbc.OutboxTable;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.util.OptionalInt;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,8 +39,9 @@ import javax.sql.DataSource;
  * relay.close();                                        // stops within the settings' shutdown deadline
  * }</pre>
  *
- * The outbox table must exist: run the scripts of {@link PostgresOutbox#SCHEMA_LOCATION} with your
- * migrations, or {@code queuebox migrate}.
+ * The data source's JDBC URL chooses the database adapter (PostgreSQL or SQL Server, whichever is on the
+ * class path); or give the store of an adapter yourself with {@link Builder#store}. The outbox table must
+ * exist: run the adapter's shipped scripts with your migrations, or {@code queuebox migrate}.
  */
 public final class QueueBox implements AutoCloseable {
 
@@ -108,15 +113,17 @@ public final class QueueBox implements AutoCloseable {
     }
 
     /**
-     * Builds and starts a {@link QueueBox}. {@code dataSource} and {@code publisher} are required; defaults:
-     * {@link DeliverySettings#defaults()}, {@link PostgresOutboxSettings#defaults()}, no metrics, no extra
-     * listener, no wake sources, the UTC system clock, backlog gauges sampled every 15 s.
+     * Builds and starts a {@link QueueBox}. {@code publisher} and one of {@code dataSource} or {@code store}
+     * are required; defaults: {@link DeliverySettings#defaults()}, the database's default outbox table
+     * ({@code public.queuebox_outbox} on PostgreSQL, {@code dbo.queuebox_outbox} on SQL Server), no metrics, no
+     * extra listener, no wake sources, the UTC system clock, backlog gauges sampled every 15 s.
      */
     public static final class Builder {
         private DataSource dataSource;
+        private OutboxStore store;
         private MessagePublisher publisher;
         private DeliverySettings settings = DeliverySettings.defaults();
-        private PostgresOutboxSettings outbox = PostgresOutboxSettings.defaults();
+        private OutboxTable outbox;
         private MeterRegistry meterRegistry;
         private Duration backlogSampleInterval = Duration.ofSeconds(15);
         private DeliveryListener listener = DeliveryListener.NOOP;
@@ -126,9 +133,21 @@ public final class QueueBox implements AutoCloseable {
         private Builder() {
         }
 
-        /** The database holding the outbox table. Required. */
+        /**
+         * The database holding the outbox table; the JDBC URL its connections report chooses the adapter.
+         * Required unless {@link #store} is given.
+         */
         public Builder dataSource(DataSource dataSource) {
             this.dataSource = required(dataSource, "dataSource");
+            return this;
+        }
+
+        /**
+         * The store to claim from, built by an adapter ({@code PostgresOutbox.store(...)},
+         * {@code SqlServerOutbox.store(...)}, or your own); instead of {@link #dataSource} and {@link #outbox}.
+         */
+        public Builder store(OutboxStore store) {
+            this.store = required(store, "store");
             return this;
         }
 
@@ -144,8 +163,8 @@ public final class QueueBox implements AutoCloseable {
             return this;
         }
 
-        /** Schema, table and delete-on-send of the PostgreSQL outbox. */
-        public Builder outbox(PostgresOutboxSettings outbox) {
+        /** Schema, table, delete-on-send and payload limit of the outbox, with {@link #dataSource}. */
+        public Builder outbox(OutboxTable outbox) {
             this.outbox = required(outbox, "outbox");
             return this;
         }
@@ -185,13 +204,17 @@ public final class QueueBox implements AutoCloseable {
         /**
          * Starts the engine (and the backlog sampler when a registry is set). Returns at once.
          *
-         * @throws IllegalStateException when dataSource or publisher is missing
+         * @throws IllegalStateException when the publisher is missing, when neither or both of dataSource and
+         *                               store are given, or when no database adapter accepts the data source's URL
          */
         public QueueBox start() {
-            if (dataSource == null || publisher == null) {
-                throw new IllegalStateException("dataSource and publisher are required");
+            if ((dataSource == null) == (store == null) || publisher == null) {
+                throw new IllegalStateException("publisher and one of dataSource or store are required");
             }
-            OutboxStore store = PostgresOutbox.store(dataSource, outbox);
+            if (store != null && outbox != null) {
+                throw new IllegalStateException("outbox applies to dataSource; a store given with store() has its table");
+            }
+            OutboxStore store = this.store != null ? this.store : storeOn(dataSource);
             DeliveryListener all = meterRegistry == null ? listener
                     : new DeliveryMetrics(meterRegistry, publisher::health).andThen(listener);
             DeliveryEngine.Builder engine = DeliveryEngine.builder().store(store).publisher(publisher)
@@ -202,6 +225,22 @@ public final class QueueBox implements AutoCloseable {
                     : BacklogGauges.start(store, meterRegistry, backlogSampleInterval);
             built.start();
             return new QueueBox(built, store, publisher, backlog);
+        }
+
+        private OutboxStore storeOn(DataSource dataSource) {
+            String url;
+            try (Connection connection = dataSource.getConnection()) {
+                url = connection.getMetaData().getURL();
+            } catch (SQLException e) {
+                throw new IllegalStateException("cannot read the JDBC URL of dataSource to choose the database adapter: "
+                        + e.getMessage(), e);
+            }
+            DatabaseProvider database = Databases.forUrl(url).orElseThrow(() -> new IllegalStateException(
+                    "no database adapter on the class path accepts the data source's URL (" + url.replaceAll("[;?].*", "")
+                            + "); add adapter-postgres or adapter-sqlserver, or pass store(...)"));
+            OutboxTable table = outbox != null ? outbox
+                    : new OutboxTable(database.defaultSchema(), "queuebox_outbox", false, OptionalInt.empty());
+            return database.open(dataSource, table).store();
         }
 
         private static <T> T required(T value, String property) {

@@ -175,7 +175,8 @@ class BadInputJarIT {
         assertThat(result.exitCode()).as(result.output()).isEqualTo(2);
         assertThat(result.output())
                 .contains("4 configuration problem(s)")
-                .contains("outbox.schema = 'public; drop table x': not a valid identifier; allowed: a lower-case SQL identifier")
+                .contains("outbox.schema = 'public; drop table x': not a valid identifier: use 1-63 lower-case letters, digits or '_',"
+                        + " starting with a letter or '_' (PostgreSQL)")
                 .contains("outbox.table = '\"x\"': not a valid identifier")
                 .contains("outbox.capture.slot = 'a--b': not a valid identifier")
                 .contains("outbox.capture.publication = 'p'); drop publication q; --': not a valid identifier");

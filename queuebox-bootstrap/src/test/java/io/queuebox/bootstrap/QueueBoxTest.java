@@ -13,7 +13,13 @@ import io.queuebox.ports.OutboxEvent;
 import io.queuebox.postgres.PostgresOutbox;
 import io.queuebox.postgres.PostgresOutboxSettings;
 import io.queuebox.testkit.publisher.RecordingPublisher;
+import io.queuebox.jdbc.OutboxTable;
+import io.queuebox.testkit.outbox.InMemoryOutboxStore;
+import java.sql.Connection;
+import java.sql.DatabaseMetaData;
 import java.time.Duration;
+import java.util.OptionalInt;
+import javax.sql.DataSource;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -77,10 +83,80 @@ class QueueBoxTest {
     }
 
     @Test
+    void theDataSourcesUrlChoosesTheAdapterAndOutboxNamesAnotherTable() throws Exception {
+        PostgresOutboxSettings custom = PostgresOutboxSettings.builder().schema("embed_custom").table("orders_outbox").build();
+        PostgresOutbox.createSchema(dataSource, custom);
+        RecordingPublisher broker = RecordingPublisher.acking();
+        OutboxEvent event = OutboxEvent.of("order", "custom-1", "OrderPlaced", "{}".getBytes());
+        try (Connection connection = dataSource.getConnection()) {
+            PostgresOutbox.jdbcWriter(custom).enqueue(connection, event);
+        }
+
+        QueueBox relay = QueueBox.builder().dataSource(dataSource).publisher(broker)
+                .outbox(new OutboxTable("embed_custom", "orders_outbox", false, OptionalInt.empty()))
+                .settings(DeliverySettings.builder().wakeInterval(Duration.ofMillis(50)).build())
+                .start();
+        try {
+            await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
+                    assertThat(broker.deliveredIds()).containsExactly(event.eventId()));
+        } finally {
+            relay.close();
+        }
+    }
+
+    @Test
+    void aStoreGivenDirectlyIsTheOneDeliveredFrom() {
+        RecordingPublisher broker = RecordingPublisher.acking();
+        InMemoryOutboxStore store = InMemoryOutboxStore.create();
+        OutboxEvent event = OutboxEvent.of("order", "memory-1", "OrderPlaced", "{}".getBytes());
+        store.enqueue(event);
+
+        QueueBox relay = QueueBox.builder().store(store).publisher(broker)
+                .settings(DeliverySettings.builder().wakeInterval(Duration.ofMillis(50)).build()).start();
+        try {
+            await().atMost(Duration.ofSeconds(15)).untilAsserted(() ->
+                    assertThat(broker.deliveredIds()).containsExactly(event.eventId()));
+            assertThat(relay.store()).isSameAs(store);
+        } finally {
+            relay.close();
+        }
+    }
+
+    @Test
+    void aDataSourceNoAdapterAcceptsIsRefusedNamingItsUrlWithoutCredentials() {
+        DataSource h2 = urlOnly("jdbc:h2:mem:orders;PASSWORD=secret");
+
+        assertThatThrownBy(() -> QueueBox.builder().dataSource(h2).publisher(RecordingPublisher.acking()).start())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("no database adapter on the class path accepts the data source's URL (jdbc:h2:mem:orders)")
+                .hasMessageNotContaining("secret");
+    }
+
+    /** A data source whose connections only answer their JDBC URL. */
+    private static DataSource urlOnly(String url) {
+        DatabaseMetaData metaData = proxy(DatabaseMetaData.class, (method, args) -> method.equals("getURL") ? url : null);
+        Connection connection = proxy(Connection.class, (method, args) -> method.equals("getMetaData") ? metaData : null);
+        return proxy(DataSource.class, (method, args) -> method.equals("getConnection") ? connection : null);
+    }
+
+    private static <T> T proxy(Class<T> type, java.util.function.BiFunction<String, Object[], Object> answer) {
+        return type.cast(java.lang.reflect.Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
+                (self, method, args) -> answer.apply(method.getName(), args)));
+    }
+
+    @Test
     void builderNamesWhatIsMissing() {
         assertThatThrownBy(() -> QueueBox.builder().publisher(RecordingPublisher.acking()).start())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("dataSource");
         assertThatThrownBy(() -> QueueBox.builder().dataSource(null))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("dataSource");
+        InMemoryOutboxStore store = InMemoryOutboxStore.create();
+        assertThatThrownBy(() -> QueueBox.builder().dataSource(dataSource).store(store)
+                .publisher(RecordingPublisher.acking()).start())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("one of dataSource or store");
+        assertThatThrownBy(() -> QueueBox.builder().store(store)
+                .outbox(new OutboxTable("public", "queuebox_outbox", false, OptionalInt.empty()))
+                .publisher(RecordingPublisher.acking()).start())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("outbox applies to dataSource");
     }
 }

@@ -3,7 +3,6 @@ package io.queuebox.bootstrap.bench;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.queuebox.ports.OutboxStore;
-import io.queuebox.postgres.PostgresOutbox;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
@@ -125,7 +124,7 @@ public final class BenchCommand implements Callable<Integer> {
             out.println("QueueBox bench (" + results.get("suite") + ")");
             machine.forEach((k, v) -> out.println("  machine." + k + ": " + v));
             settings.forEach((k, v) -> out.println("  settings." + k + ": " + v));
-            OutboxStore store = PostgresOutbox.store(db.dataSource(), db.settings);
+            OutboxStore store = db.outbox.store();
             List<String> brokerNames = brokers.hasKafka() ? List.of("kafka", "rabbitmq") : List.of("rabbitmq");
 
             if (runs("drain") || runs("matrix")) {
@@ -247,7 +246,7 @@ public final class BenchCommand implements Callable<Integer> {
         settings.put("payloadBytes", Brokers.payload(1).length);
         settings.put("headlineConfig", "workers 2, batch " + (smoke ? 100 : 500) + ", ordering none and per-aggregate");
         settings.put("matrix", smoke ? "none" : "ordering none/per-aggregate x workers 1/2/4 x batch 100/500/1000");
-        settings.put("relay", "DeliveryEngine + PostgresOutbox store on a HikariCP pool of 16, wake interval 100 ms in drains");
+        settings.put("relay", "DeliveryEngine + PostgreSQL store on a HikariCP pool of 16, wake interval 100 ms in drains");
         settings.put("kafkaProducer", "adapter defaults: enable.idempotence=true, acks=all, max.in.flight=5, linger.ms=0; topic "
                 + Brokers.TOPIC + (brokers.hasKafka() ? "" : " (not used)"));
         settings.put("rabbitmq", "exchange " + Brokers.EXCHANGE + " (topic, durable) bound to durable queue " + Brokers.QUEUE

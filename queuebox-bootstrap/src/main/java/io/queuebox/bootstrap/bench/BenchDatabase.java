@@ -1,9 +1,12 @@
 package io.queuebox.bootstrap.bench;
 
+import io.queuebox.bootstrap.config.Databases;
+import io.queuebox.jdbc.DatabaseProvider;
+import io.queuebox.jdbc.OutboxDatabase;
+import io.queuebox.jdbc.OutboxTable;
+import java.util.OptionalInt;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.queuebox.postgres.PostgresOutbox;
-import io.queuebox.postgres.PostgresOutboxSettings;
 import java.lang.reflect.InvocationHandler;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
@@ -34,7 +37,9 @@ final class BenchDatabase implements AutoCloseable {
     final int port;
     final String user;
     final String database;
-    final PostgresOutboxSettings settings = PostgresOutboxSettings.defaults();
+    /** The outbox of the bench database, through the same seam as the jar; its default table. */
+    final OutboxDatabase outbox;
+    final OutboxTable table;
     private final HikariDataSource pool;
     private final AtomicLong statements = new AtomicLong();
     private final DataSource counting;
@@ -60,7 +65,10 @@ final class BenchDatabase implements AutoCloseable {
         config.addDataSourceProperty("prepareThreshold", "1");
         pool = new HikariDataSource(config);
         counting = countingDataSource(pool, statements);
-        PostgresOutbox.createSchema(pool, settings);
+        DatabaseProvider provider = Databases.forUrl(url(database)).orElseThrow();
+        table = new OutboxTable(provider.defaultSchema(), "queuebox_outbox", false, OptionalInt.empty());
+        provider.open(pool, table).createSchema();
+        outbox = provider.open(counting, table);
     }
 
     static void validateName(String database) {

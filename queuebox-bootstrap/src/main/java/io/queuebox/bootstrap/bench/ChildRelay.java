@@ -1,11 +1,13 @@
 package io.queuebox.bootstrap.bench;
 
+import io.queuebox.bootstrap.config.Databases;
+import io.queuebox.jdbc.DatabaseProvider;
+import io.queuebox.jdbc.OutboxTable;
+import java.util.OptionalInt;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.queuebox.ports.MessagePublisher;
-import io.queuebox.postgres.PostgresOutbox;
-import io.queuebox.postgres.PostgresOutboxSettings;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.management.GarbageCollectorMXBean;
@@ -49,7 +51,9 @@ final class ChildRelay {
         try (HikariDataSource pool = new HikariDataSource(config);
              MessagePublisher publisher = broker.equals("none") ? Relay.NO_OP
                      : Brokers.relayPublisher(broker, args[2], args[3])) {
-            Relay relay = new Relay(PostgresOutbox.store(pool, PostgresOutboxSettings.defaults()), publisher,
+            DatabaseProvider database = Databases.forUrl(jdbcUrl).orElseThrow();
+            Relay relay = new Relay(database.open(pool, new OutboxTable(database.defaultSchema(), "queuebox_outbox", false,
+                    OptionalInt.empty())).store(), publisher,
                     Relay.settings(ordered, workers, batch, Duration.ofMillis(100)), List.of());
             System.out.println("READY");
             System.out.flush();

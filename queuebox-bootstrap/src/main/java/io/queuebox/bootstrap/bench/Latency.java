@@ -13,7 +13,6 @@ import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.OutboxWriter;
 import io.queuebox.ports.WakeSource;
-import io.queuebox.postgres.PostgresOutbox;
 import java.io.PrintStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -53,7 +52,7 @@ final class Latency {
         this.brokers = brokers;
         this.store = store;
         this.out = out;
-        this.writer = PostgresOutbox.jdbcWriter(db.settings);
+        this.writer = db.outbox.writer();
     }
 
     /** Mode {@code polling} with {@code interval} as the poll interval, or {@code capture}. */
@@ -126,13 +125,13 @@ final class Latency {
 
     private CaptureSupervisor supervisor(Path stateDir) {
         CaptureSettings settings = new CaptureSettings(true, CaptureMode.POSTGRES_LOGICAL,
-                new CaptureFingerprint(BenchDatabase.SLOT, BenchDatabase.PUBLICATION, db.settings.schema(),
-                        db.settings.table(), db.host, db.database), db.port, stateDir.toString(), RECONCILIATION);
+                new CaptureFingerprint(BenchDatabase.SLOT, BenchDatabase.PUBLICATION, db.table.schema(),
+                        db.table.table(), db.host, db.database), db.port, stateDir.toString(), RECONCILIATION);
         return CaptureSupervisor.builder().settings(settings)
-                .stateStore(PostgresOutbox.captureStateStore(db.dataSource(), db.settings))
+                .stateStore(db.outbox.captureStateStore())
                 .stateDirectory(new FileCaptureStateDirectory(stateDir))
-                .lock(PostgresOutbox.captureLock(db.dataSource()))
-                .inspector(PostgresOutbox.captureSourceInspector(db.dataSource()))
+                .lock(db.outbox.captureLock())
+                .inspector(db.outbox.captureSourceInspector())
                 .connectors(DebeziumCapture.builder().credentials(db.user, "").pollInterval(CAPTURE_POLL).build())
                 .build();
     }

@@ -1,6 +1,7 @@
 package io.queuebox.bootstrap.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.queuebox.bootstrap.config.Databases;
 import io.queuebox.bootstrap.config.Keys;
 import io.queuebox.bootstrap.config.QueueBoxConfig;
 import io.queuebox.bootstrap.internal.DatabaseWait;
@@ -14,7 +15,8 @@ import io.queuebox.ports.CaptureSettings;
 import io.queuebox.ports.CaptureSourceReport;
 import io.queuebox.ports.CaptureStateRecord;
 import io.queuebox.ports.CaptureStateStore;
-import io.queuebox.postgres.PostgresOutbox;
+import io.queuebox.jdbc.OutboxDatabase;
+import io.queuebox.ports.CaptureSourceInspector;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.util.List;
@@ -39,7 +41,7 @@ final class CaptureCommand implements Runnable {
 
     /** The pieces an operator command needs, on a small pool of its own. */
     record Parts(QueueBoxConfig config, CaptureSettings settings, CaptureStateStore stateStore,
-                 FileCaptureStateDirectory directory, CaptureLock lock, HikariDataSource pool) {
+                 FileCaptureStateDirectory directory, CaptureLock lock, CaptureSourceInspector inspector) {
     }
 
     @FunctionalInterface
@@ -50,13 +52,14 @@ final class CaptureCommand implements Runnable {
     static int withCapture(CliContext context, CommandSpec spec, Action action) {
         QueueBoxConfig config = context.loadConfig();
         Logging.configure(config.string(Keys.LOG_FORMAT), "WARN");
-        try (HikariDataSource pool = Pools.operator(config)) {
-            DatabaseWait.await(pool, config.string(Keys.DATABASE_URL), config.millis(Keys.STARTUP_DATABASE_WAIT_MS));
+        // On the capture connection, as capture itself: a replica in outbox.capture.connection.* is the one asked.
+        try (HikariDataSource pool = Pools.captureOperator(config)) {
+            DatabaseWait.await(pool, Settings.captureUrl(config), config.millis(Keys.STARTUP_DATABASE_WAIT_MS));
             CaptureSettings settings = Settings.capture(config);
-            Parts parts = new Parts(config, settings,
-                    PostgresOutbox.captureStateStore(pool, Settings.outbox(config)),
+            OutboxDatabase database = Databases.of(config).open(pool, Settings.outbox(config));
+            Parts parts = new Parts(config, settings, database.captureStateStore(),
                     new FileCaptureStateDirectory(Path.of(settings.stateDirectory())),
-                    PostgresOutbox.captureLock(pool), pool);
+                    database.captureLock(), database.captureSourceInspector());
             PrintWriter out = spec.commandLine().getOut();
             PrintWriter err = spec.commandLine().getErr();
             int code = action.run(parts, out, err);
@@ -104,10 +107,13 @@ final class CaptureCommand implements Runnable {
                             () -> out.println("  state:         not recorded"));
                     out.printf("  owner:         %s%n", ownerOf(parts.lock(), row.identity()));
                 }
-                CaptureSourceReport report = PostgresOutbox.captureSourceInspector(parts.pool()).inspect(settings);
-                out.printf("slot:            %s %s, retained WAL %s%n", settings.fingerprint().slot(),
+                CaptureSourceReport report = parts.inspector().inspect(settings);
+                // SQL Server has no slot: its change tables are trimmed by the CDC cleanup job instead.
+                if (!settings.fingerprint().slot().isEmpty()) {
+                    out.printf("slot:            %s %s, retained WAL %s%n", settings.fingerprint().slot(),
                         report.slotExists() ? "exists" : "does not exist",
                         report.retainedLogBytes().isPresent() ? report.retainedLogBytes().getAsLong() + " bytes" : "unknown");
+                }
                 if (report.ready()) {
                     out.println("source:          ready");
                 } else {
@@ -185,8 +191,10 @@ final class CaptureCommand implements Runnable {
                         out.printf("state directory %s: left alone (it belongs to %s)%n", parts.directory().location(),
                                 fileIdentity.get());
                     }
-                    out.printf("the replication slot %s was not touched; drop it by hand if you retire it%n",
-                            parts.settings().fingerprint().slot());
+                    if (!parts.settings().fingerprint().slot().isEmpty()) {
+                        out.printf("the replication slot %s was not touched; drop it by hand if you retire it%n",
+                                parts.settings().fingerprint().slot());
+                    }
                 }
                 return ExitCodes.OK;
             });

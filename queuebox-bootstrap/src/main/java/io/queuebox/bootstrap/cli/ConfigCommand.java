@@ -1,5 +1,7 @@
 package io.queuebox.bootstrap.cli;
 
+import io.queuebox.bootstrap.config.Databases;
+import io.queuebox.jdbc.DatabaseProvider;
 import io.queuebox.bootstrap.config.ConfigException;
 import io.queuebox.bootstrap.config.ConfigProblem;
 import io.queuebox.bootstrap.config.QueueBoxConfig;
@@ -46,6 +48,9 @@ final class ConfigCommand implements Runnable {
             }
             PrintWriter out = spec.commandLine().getOut();
             out.println("Configuration is valid (" + context.configFileOrDefault() + " and QUEUEBOX_ environment variables).");
+            DatabaseProvider database = Databases.of(config);
+            out.println("Database: " + database.displayName() + " (chosen by database.url; capture modes: polling, "
+                    + database.captureMode().configName() + ")");
             config.describe().forEach(out::println);
             out.flush();
             return ExitCodes.OK;

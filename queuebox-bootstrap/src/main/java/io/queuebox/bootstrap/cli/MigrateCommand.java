@@ -1,7 +1,11 @@
 package io.queuebox.bootstrap.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.queuebox.bootstrap.config.Databases;
 import io.queuebox.bootstrap.config.Keys;
+import io.queuebox.bootstrap.internal.Settings;
+import io.queuebox.jdbc.DatabaseProvider;
+import picocli.CommandLine.Option;
 import io.queuebox.bootstrap.config.QueueBoxConfig;
 import io.queuebox.bootstrap.internal.DatabaseRights;
 import io.queuebox.bootstrap.internal.DatabaseWait;
@@ -25,6 +29,10 @@ final class MigrateCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;
 
+    @Option(names = "--dry-run", description = "Prints the scripts migrate would apply, placeholders filled in for the"
+            + " configured database, schema and table, without connecting to the database.")
+    boolean dryRun;
+
     MigrateCommand(CliContext context) {
         this.context = context;
     }
@@ -32,10 +40,13 @@ final class MigrateCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         QueueBoxConfig config = context.loadConfig();
+        if (dryRun) {
+            return printScripts(config);
+        }
         Logging.configure(config);
         try (HikariDataSource dataSource = Pools.operator(config)) {
             DatabaseWait.await(dataSource, config.string(Keys.DATABASE_URL), config.millis(Keys.STARTUP_DATABASE_WAIT_MS));
-            DatabaseRights.requireForMigration(dataSource, config);
+            DatabaseRights.requireForMigration(Databases.of(config).open(dataSource, Settings.outbox(config)));
             MigrateResult result = Migrations.migrate(dataSource, config);
             PrintWriter out = spec.commandLine().getOut();
             out.printf("Schema %s: %d migration(s) applied, now at version %s (history in %s.%s).%n",
@@ -45,5 +56,16 @@ final class MigrateCommand implements Callable<Integer> {
             out.flush();
             return ExitCodes.OK;
         }
+    }
+
+    private int printScripts(QueueBoxConfig config) {
+        DatabaseProvider database = Databases.of(config);
+        PrintWriter out = spec.commandLine().getOut();
+        out.printf("-- QueueBox schema for %s, %s.%s (classpath:%s); migrate records it in %s.%s%n",
+                database.displayName(), config.string(Keys.OUTBOX_SCHEMA), config.string(Keys.OUTBOX_TABLE),
+                database.schemaLocation(), config.string(Keys.OUTBOX_SCHEMA), Migrations.HISTORY_TABLE);
+        database.renderSchemaScripts(Settings.outbox(config)).forEach(out::println);
+        out.flush();
+        return ExitCodes.OK;
     }
 }

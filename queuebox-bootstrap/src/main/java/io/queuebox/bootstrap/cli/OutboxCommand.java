@@ -1,6 +1,7 @@
 package io.queuebox.bootstrap.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
+import io.queuebox.bootstrap.config.Databases;
 import io.queuebox.bootstrap.config.Keys;
 import io.queuebox.bootstrap.config.QueueBoxConfig;
 import io.queuebox.bootstrap.internal.DatabaseWait;
@@ -11,7 +12,6 @@ import io.queuebox.ports.BacklogStats;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.ParkedEvent;
 import io.queuebox.ports.ReplaySelector;
-import io.queuebox.postgres.PostgresOutbox;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.Set;
@@ -41,7 +41,7 @@ final class OutboxCommand implements Runnable {
         Logging.configure(config.string(Keys.LOG_FORMAT), "WARN");
         try (HikariDataSource pool = Pools.operator(config)) {
             DatabaseWait.await(pool, config.string(Keys.DATABASE_URL), config.millis(Keys.STARTUP_DATABASE_WAIT_MS));
-            return action.apply(config, PostgresOutbox.store(pool, Settings.outbox(config)));
+            return action.apply(config, Databases.of(config).open(pool, Settings.outbox(config)).store());
         }
     }
 

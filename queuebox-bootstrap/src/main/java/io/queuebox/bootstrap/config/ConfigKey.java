@@ -16,9 +16,13 @@ import java.util.Optional;
  * @param max          largest allowed number (numeric types)
  * @param secret       whether the value is masked when printed and may be read from a file
  * @param doc          one sentence for the reference page and the {@code config check} output
+ * @param database     the {@link io.queuebox.jdbc.DatabaseProvider#name() database} the key applies to;
+ *                     {@code null} when it applies to every database
+ * @param databaseDefault whether the default comes from the database in use (see {@link Databases#defaultValue})
  */
 public record ConfigKey(String name, Type type, String defaultValue, boolean required, List<String> allowed,
-                        double min, double max, boolean secret, String doc) {
+                        double min, double max, boolean secret, String doc, String database,
+                        boolean databaseDefault) {
 
     /** The kinds of value a key takes. */
     public enum Type {
@@ -29,6 +33,7 @@ public record ConfigKey(String name, Type type, String defaultValue, boolean req
         BOOLEAN("true or false"),
         CHOICE("one of a list"),
         IDENTIFIER("SQL identifier"),
+        TABLE_NAME("SQL identifier by the database's rules"),
         PATH("file system path"),
         JDBC_URL("JDBC URL");
 
@@ -50,6 +55,11 @@ public record ConfigKey(String name, Type type, String defaultValue, boolean req
         Objects.requireNonNull(doc, "doc");
     }
 
+    /** Whether the key applies when the database is {@code databaseName}. */
+    public boolean appliesTo(String databaseName) {
+        return database == null || database.equals(databaseName);
+    }
+
     public Optional<String> defaultOrEmpty() {
         return Optional.ofNullable(defaultValue);
     }
@@ -68,7 +78,12 @@ public record ConfigKey(String name, Type type, String defaultValue, boolean req
                     + (type == Type.MILLIS ? " (milliseconds)" : "");
             case DECIMAL -> "a number from " + min + " to " + max;
             case IDENTIFIER -> "a lower-case SQL identifier: a letter or _ then lower-case letters, digits or _, at most 63 characters";
-            case JDBC_URL -> "a JDBC URL starting with jdbc:postgresql://";
+            case TABLE_NAME -> Databases.available().stream()
+                    .map(provider -> provider.displayName() + " " + provider.identifierRules())
+                    .collect(java.util.stream.Collectors.joining("; "));
+            case JDBC_URL -> "a JDBC URL of " + Databases.available().stream()
+                    .map(provider -> provider.displayName() + " (" + provider.exampleUrl() + ")")
+                    .collect(java.util.stream.Collectors.joining(" or "));
             case PATH -> "a file system path";
             case STRING -> "non-empty text";
         };
@@ -88,6 +103,8 @@ public record ConfigKey(String name, Type type, String defaultValue, boolean req
         private double max = Long.MAX_VALUE;
         private boolean secret;
         private String doc = "";
+        private String database;
+        private boolean databaseDefault;
 
         private Builder(String name, Type type) {
             this.name = name;
@@ -124,13 +141,26 @@ public record ConfigKey(String name, Type type, String defaultValue, boolean req
             return this;
         }
 
+        /** The key applies only to the database of this {@link io.queuebox.jdbc.DatabaseProvider#name() name}. */
+        Builder onlyFor(String database) {
+            this.database = database;
+            return this;
+        }
+
+        /** The default depends on the database in use. */
+        Builder defaultFromDatabase() {
+            this.databaseDefault = true;
+            return this;
+        }
+
         Builder doc(String doc) {
             this.doc = doc;
             return this;
         }
 
         ConfigKey build() {
-            return new ConfigKey(name, type, defaultValue, required, allowed, min, max, secret, doc);
+            return new ConfigKey(name, type, defaultValue, required, allowed, min, max, secret, doc, database,
+                    databaseDefault);
         }
     }
 }

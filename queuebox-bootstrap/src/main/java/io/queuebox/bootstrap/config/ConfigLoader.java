@@ -82,9 +82,18 @@ public final class ConfigLoader {
         if (!problems.isEmpty()) {
             throw new ConfigException(problems);
         }
+        // Valid, so some provider accepts the URL; the defaults are those of its database.
+        io.queuebox.jdbc.DatabaseProvider database = Databases.forUrl(given.get(Keys.DATABASE_URL.name()).value().trim())
+                .orElseThrow();
         Map<String, ConfigValue> effective = new LinkedHashMap<>();
         for (ConfigKey key : Keys.all()) {
-            if (key.defaultValue() != null) {
+            if (!key.appliesTo(database.name())) {
+                continue;
+            }
+            if (key.databaseDefault()) {
+                effective.put(key.name(), new ConfigValue(Databases.defaultValue(database, key),
+                        "default for " + database.displayName()));
+            } else if (key.defaultValue() != null) {
                 effective.put(key.name(), new ConfigValue(key.defaultValue(), "default"));
             }
         }

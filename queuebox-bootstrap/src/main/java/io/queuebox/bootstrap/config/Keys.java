@@ -17,8 +17,12 @@ public final class Keys {
 
     public static final String BROKER_PREFIX = "broker.";
 
+    /** The {@link io.queuebox.jdbc.DatabaseProvider#name() names} of the databases that have keys of their own. */
+    static final String POSTGRESQL = "postgresql";
+    static final String SQLSERVER = "sqlserver";
+
     public static final ConfigKey DATABASE_URL = register(key("database.url", Type.JDBC_URL).required()
-            .doc("JDBC URL of the database holding the outbox table, e.g. jdbc:postgresql://db:5432/app."));
+            .doc("JDBC URL of the database holding the outbox table; its prefix chooses the database (jdbc:postgresql: or jdbc:sqlserver:)."));
     public static final ConfigKey DATABASE_USERNAME = register(key("database.username", Type.STRING)
             .doc("Database user. When unset, the user in the URL (or the driver's default) applies."));
     public static final ConfigKey DATABASE_PASSWORD = register(key("database.password", Type.STRING).secret()
@@ -40,10 +44,10 @@ public final class Keys {
                     + " forever. The server cancels the statement a second earlier (statement_timeout), so it is rolled"
                     + " back rather than left running. Operator commands such as migrate are not bounded."));
 
-    public static final ConfigKey OUTBOX_SCHEMA = register(key("outbox.schema", Type.IDENTIFIER).defaultValue("public")
+    public static final ConfigKey OUTBOX_SCHEMA = register(key("outbox.schema", Type.TABLE_NAME).defaultFromDatabase()
             .doc("Schema of the outbox table and of QueueBox's own tables."));
-    public static final ConfigKey OUTBOX_TABLE = register(key("outbox.table", Type.IDENTIFIER).defaultValue("queuebox_outbox")
-            .doc("Name of the outbox table (at most 48 characters: its indexes are named after it)."));
+    public static final ConfigKey OUTBOX_TABLE = register(key("outbox.table", Type.TABLE_NAME).defaultValue("queuebox_outbox")
+            .doc("Name of the outbox table (its indexes are named after it, so it is shorter than other names)."));
     public static final ConfigKey OUTBOX_POLL_INTERVAL_MS = register(key("outbox.pollIntervalMs", Type.MILLIS)
             .defaultValue(500).range(10, 3_600_000)
             .doc("Polling mode: the longest delivery waits before looking for new rows."));
@@ -107,7 +111,7 @@ public final class Keys {
             .doc("Whether this process runs the capture connector (only one process per capture identity may)."));
     public static final ConfigKey CAPTURE_MODE = register(key("outbox.capture.mode", Type.CHOICE)
             .defaultValue("polling").allowed("polling", "postgres-logical", "sqlserver-cdc")
-            .doc("How delivery learns about new rows: polling, or the database log."));
+            .doc("How delivery learns about new rows: polling, or the database log (postgres-logical on PostgreSQL, sqlserver-cdc on SQL Server)."));
     public static final ConfigKey CAPTURE_RECONCILIATION_INTERVAL_MS = register(
             key("outbox.capture.reconciliationIntervalMs", Type.MILLIS).defaultValue(30_000).range(100, 3_600_000)
             .doc("Capture mode: the longest delivery waits without a capture event."));
@@ -115,10 +119,10 @@ public final class Keys {
             .defaultValue("/var/lib/queuebox/capture")
             .doc("Durable directory for offsets.dat, history.dat and identity."));
     public static final ConfigKey CAPTURE_SLOT = register(key("outbox.capture.slot", Type.IDENTIFIER)
-            .defaultValue("queuebox_slot")
+            .defaultValue("queuebox_slot").onlyFor(POSTGRESQL)
             .doc("PostgreSQL replication slot; the connector creates it on first start, QueueBox never drops it."));
     public static final ConfigKey CAPTURE_PUBLICATION = register(key("outbox.capture.publication", Type.IDENTIFIER)
-            .defaultValue("queuebox_publication")
+            .defaultValue("queuebox_publication").onlyFor(POSTGRESQL)
             .doc("PostgreSQL publication on the outbox table; you create it, QueueBox never does."));
     public static final ConfigKey CAPTURE_POLL_INTERVAL_MS = register(key("outbox.capture.pollIntervalMs", Type.MILLIS)
             .defaultValue(20).range(1, 10_000)
@@ -134,9 +138,16 @@ public final class Keys {
             .doc("no_data streams from now on (delivery finds existing rows through SQL); initial is for a documented recovery."));
     public static final ConfigKey CAPTURE_RETAINED_WAL_WARN_BYTES = register(
             key("outbox.capture.retainedWalWarnBytes", Type.INTEGER).defaultValue(1_073_741_824L).range(1, 1e15)
+            .onlyFor(POSTGRESQL)
             .doc("Log a warning when the slot holds back this much WAL (metric queuebox_capture_retained_wal_bytes): a slot nobody reads fills the disk."));
+    public static final ConfigKey CAPTURE_SQLSERVER_ENCRYPT = register(
+            key("outbox.capture.sqlserver.encrypt", Type.BOOLEAN).defaultValue(true).onlyFor(SQLSERVER)
+            .doc("Whether the capture connector encrypts its connection (Debezium database.encrypt, passed to mssql-jdbc)."));
+    public static final ConfigKey CAPTURE_SQLSERVER_TRUST_SERVER_CERTIFICATE = register(
+            key("outbox.capture.sqlserver.trustServerCertificate", Type.BOOLEAN).defaultValue(false).onlyFor(SQLSERVER)
+            .doc("Whether the capture connector accepts any server certificate (Debezium database.trustServerCertificate): test servers only."));
     public static final ConfigKey CAPTURE_HOST = register(key("outbox.capture.connection.host", Type.STRING)
-            .doc("Capture connection host; defaults to the host in database.url."));
+            .doc("Host of every capture connection (connector, session lock, state table, source checks); defaults to the host in database.url."));
     public static final ConfigKey CAPTURE_PORT = register(key("outbox.capture.connection.port", Type.INTEGER)
             .range(1, 65_535).doc("Capture connection port; defaults to the port in database.url."));
     public static final ConfigKey CAPTURE_DATABASE = register(key("outbox.capture.connection.database", Type.STRING)
@@ -150,7 +161,7 @@ public final class Keys {
             .doc("File holding the capture connection password; wins over outbox.capture.connection.password."));
     public static final ConfigKey CAPTURE_POOL_MAX_SIZE = register(key("outbox.capture.pool.maxSize", Type.INTEGER)
             .defaultValue(3).range(2, 20)
-            .doc("Connections of the small pool for capture state and the capture session lock."));
+            .doc("Connections of the small capture pool (on the capture connection): capture state, source checks and the session lock."));
 
     public static final ConfigKey BROKER_TYPE = register(key("broker.type", Type.STRING).required()
             .doc("Broker provider name: kafka, rabbitmq, or the name of a custom provider on the class path."));

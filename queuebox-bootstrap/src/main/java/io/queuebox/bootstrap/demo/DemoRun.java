@@ -1,5 +1,9 @@
 package io.queuebox.bootstrap.demo;
 
+import io.queuebox.bootstrap.config.Databases;
+import io.queuebox.jdbc.OutboxDatabase;
+import io.queuebox.jdbc.OutboxTable;
+import java.util.OptionalInt;
 import io.queuebox.bootstrap.config.ConfigLoader;
 import io.queuebox.bootstrap.config.QueueBoxConfig;
 import io.queuebox.bootstrap.internal.Logging;
@@ -8,8 +12,6 @@ import io.queuebox.bootstrap.internal.Relay;
 import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.OutboxWriter;
-import io.queuebox.postgres.PostgresOutbox;
-import io.queuebox.postgres.PostgresOutboxSettings;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -62,7 +64,7 @@ final class DemoRun implements AutoCloseable {
     private final AtomicLong written = new AtomicLong();
     private final AtomicLong delivered = new AtomicLong();
     private final long startNanos = System.nanoTime();
-    private final OutboxWriter<Connection> outbox = PostgresOutbox.jdbcWriter(PostgresOutboxSettings.defaults());
+    private OutboxWriter<Connection> outbox;
     private DataSource database;
     private OutboxStore store;
     private Connection writerConnection;
@@ -112,7 +114,10 @@ final class DemoRun implements AutoCloseable {
         }
         resources.add(postgres);
         database = postgres.getPostgresDatabase();
-        store = PostgresOutbox.store(database, PostgresOutboxSettings.defaults());
+        OutboxDatabase tables = Databases.forUrl(postgres.getJdbcUrl("postgres", "postgres")).orElseThrow()
+                .open(database, new OutboxTable("public", "queuebox_outbox", false, OptionalInt.empty()));
+        store = tables.store();
+        outbox = tables.writer();
         say("PostgreSQL (embedded, wal_level=logical) on port %d, started in %d ms", postgres.getPort(), millisSince(t));
         EmbeddedKafka kafka = kafkaStarting.join();
         resources.add(kafka);

@@ -3,10 +3,8 @@ package io.queuebox.bootstrap.internal;
 import io.queuebox.bootstrap.config.ConfigException;
 import io.queuebox.bootstrap.config.ConfigProblem;
 import io.queuebox.bootstrap.config.Keys;
-import io.queuebox.bootstrap.config.QueueBoxConfig;
-import io.queuebox.postgres.PostgresOutbox;
+import io.queuebox.jdbc.OutboxDatabase;
 import java.util.List;
-import javax.sql.DataSource;
 
 /**
  * Refuses to start with a database account that lacks a right the command needs, naming the right and the
@@ -18,13 +16,13 @@ public final class DatabaseRights {
     }
 
     /** @throws ConfigException listing what {@code run} lacks on the outbox table */
-    public static void requireForDelivery(DataSource dataSource, QueueBoxConfig config) {
-        require(PostgresOutbox.missingDeliveryRights(dataSource, Settings.outbox(config)));
+    public static void requireForDelivery(OutboxDatabase database) {
+        require(database.missingDeliveryRights());
     }
 
     /** @throws ConfigException listing what {@code migrate} lacks to create the schema or its tables */
-    public static void requireForMigration(DataSource dataSource, QueueBoxConfig config) {
-        require(PostgresOutbox.missingMigrationRights(dataSource, Settings.outbox(config)));
+    public static void requireForMigration(OutboxDatabase database) {
+        require(database.missingMigrationRights());
     }
 
     private static void require(List<String> missing) {

@@ -1,5 +1,7 @@
 package io.queuebox.bootstrap.internal;
 
+import io.queuebox.bootstrap.config.Databases;
+import io.queuebox.jdbc.ConnectRefusal;
 import com.zaxxer.hikari.HikariDataSource;
 import io.queuebox.bootstrap.config.ConfigException;
 import io.queuebox.bootstrap.config.ConfigProblem;
@@ -97,29 +99,25 @@ public final class DatabaseWait {
     }
 
     /**
-     * A failure that no wait fixes, as the configuration problem it is: SQLSTATE class 28 (the login was refused:
-     * wrong password, unknown role, no pg_hba.conf entry) or 3D000 (no such database).
+     * A failure that no wait fixes, as the configuration problem it is: the database's adapter says whether the
+     * server refused the login or the database (PostgreSQL by SQLSTATE, SQL Server by error number).
      */
     private static java.util.Optional<ConfigProblem> refusal(SQLException e, DataSource dataSource, String displayUrl) {
-        String state = e.getSQLState();
-        if (state == null) {
+        java.util.Optional<ConnectRefusal> refusal = Databases.forUrl(displayUrl).flatMap(database -> database.refusal(e));
+        if (refusal.isEmpty()) {
             return java.util.Optional.empty();
         }
-        String detail = Masking.maskUrl(String.valueOf(e.getMessage())) + " (SQLSTATE " + state + ")";
-        if (state.equals("28P01")) {
-            return java.util.Optional.of(new ConfigProblem(Keys.DATABASE_PASSWORD.name(), null,
-                    "the database refused the login: " + detail + "; " + ACCOUNT_FIX));
-        }
-        if (state.startsWith("28")) {
-            String user = dataSource instanceof HikariDataSource pool ? pool.getUsername() : null;
-            return java.util.Optional.of(new ConfigProblem(Keys.DATABASE_USERNAME.name(), user,
-                    "the database refused the login: " + detail + "; " + ACCOUNT_FIX));
-        }
-        if (state.equals("3D000")) {
-            return java.util.Optional.of(new ConfigProblem(Keys.DATABASE_URL.name(), Masking.maskUrl(displayUrl),
-                    detail + "; create the database or fix its name in database.url"));
-        }
-        return java.util.Optional.empty();
+        String detail = Masking.maskUrl(String.valueOf(e.getMessage()))
+                + (e.getSQLState() != null ? " (SQLSTATE " + e.getSQLState() + ")" : " (error " + e.getErrorCode() + ")");
+        return java.util.Optional.of(switch (refusal.get()) {
+            case PASSWORD -> new ConfigProblem(Keys.DATABASE_PASSWORD.name(), null,
+                    "the database refused the login: " + detail + "; " + ACCOUNT_FIX);
+            case ACCOUNT -> new ConfigProblem(Keys.DATABASE_USERNAME.name(),
+                    dataSource instanceof HikariDataSource pool ? pool.getUsername() : null,
+                    "the database refused the login: " + detail + "; " + ACCOUNT_FIX);
+            case DATABASE -> new ConfigProblem(Keys.DATABASE_URL.name(), Masking.maskUrl(displayUrl),
+                    detail + "; create the database or fix its name in database.url");
+        });
     }
 
     private static void sleep(Duration delay) {

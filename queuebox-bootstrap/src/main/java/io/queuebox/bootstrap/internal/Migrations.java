@@ -2,20 +2,19 @@ package io.queuebox.bootstrap.internal;
 
 import io.queuebox.bootstrap.config.Keys;
 import io.queuebox.bootstrap.config.QueueBoxConfig;
-import io.queuebox.postgres.PostgresOutbox;
+import io.queuebox.bootstrap.config.Databases;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
 import org.flywaydb.core.api.output.MigrateResult;
 
 /**
- * Applies the PostgreSQL adapter's shipped scripts with Flyway, into QueueBox's own history table
+ * Applies the database adapter's shipped scripts with Flyway, into QueueBox's own history table
  * {@value #HISTORY_TABLE} in the outbox schema, so it never mixes with an application's Flyway history.
  */
 public final class Migrations {
 
     public static final String HISTORY_TABLE = "queuebox_schema_history";
-    static final String LOCATION = "classpath:" + PostgresOutbox.SCHEMA_LOCATION;
 
     private Migrations() {
     }
@@ -24,7 +23,7 @@ public final class Migrations {
         String schema = config.string(Keys.OUTBOX_SCHEMA);
         return Flyway.configure(Migrations.class.getClassLoader())
                 .dataSource(dataSource)
-                .locations(LOCATION)
+                .locations("classpath:" + Databases.of(config).schemaLocation())
                 .table(HISTORY_TABLE)
                 .schemas(schema)
                 .defaultSchema(schema)

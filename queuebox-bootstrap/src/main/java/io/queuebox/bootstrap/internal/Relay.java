@@ -31,8 +31,9 @@ import java.time.Instant;
 import io.queuebox.ports.CaptureSettings;
 import io.queuebox.ports.Health;
 import io.queuebox.ports.MessagePublisher;
-import io.queuebox.postgres.PostgresOutbox;
-import io.queuebox.postgres.PostgresOutboxSettings;
+import io.queuebox.bootstrap.config.Databases;
+import io.queuebox.jdbc.DatabaseProvider;
+import io.queuebox.jdbc.OutboxDatabase;
 import java.nio.file.Path;
 import java.util.function.Supplier;
 import java.util.ArrayDeque;
@@ -88,8 +89,10 @@ public final class Relay implements AutoCloseable {
         LOG.info("waiting for database {} (up to {} ms)", Masking.maskUrl(url), config.longValue(Keys.STARTUP_DATABASE_WAIT_MS));
         DatabaseWait.await(pool, url, config.millis(Keys.STARTUP_DATABASE_WAIT_MS));
 
-        DatabaseRights.requireForDelivery(pool, config);
-        checkOutboxTable(pool);
+        DatabaseProvider provider = Databases.of(config);
+        OutboxDatabase database = provider.open(pool, Settings.outbox(config));
+        DatabaseRights.requireForDelivery(database);
+        checkOutboxTable(database);
 
         String brokerType = config.string(Keys.BROKER_TYPE);
         MessagePublisher publisher = Publishers.create(brokerType, config.brokerSettings());
@@ -100,10 +103,9 @@ public final class Relay implements AutoCloseable {
         DeliverySettings settings = Settings.delivery(config, capture != null);
         DeliveryLog deliveryLog = new DeliveryLog(publisher::health);
         QueueBox.Builder builder = QueueBox.builder()
-                .dataSource(pool)
+                .store(database.store())
                 .publisher(publisher)
                 .settings(settings)
-                .outbox(Settings.outbox(config))
                 .meterRegistry(registry)
                 .backlogSampleInterval(config.millis(Keys.METRICS_BACKLOG_SAMPLE_MS))
                 .listener(deliveryLog);
@@ -123,15 +125,15 @@ public final class Relay implements AutoCloseable {
                         HealthComponent.advisory("outbox-capture", captureHealth)),
                 registry::scrape);
         resources.push(http);
-        LOG.info("QueueBox relay started: {} -> {} ({} workers, batch {}, owner {}); http on port {}",
-                config.string(Keys.OUTBOX_SCHEMA) + "." + config.string(Keys.OUTBOX_TABLE), brokerType,
+        LOG.info("QueueBox relay started: {} {} -> {} ({} workers, batch {}, owner {}); http on port {}",
+                provider.displayName(), config.string(Keys.OUTBOX_SCHEMA) + "." + config.string(Keys.OUTBOX_TABLE), brokerType,
                 settings.workers(), settings.batchSize(), settings.owner(), http.port());
     }
 
     /** Fails the start with a hint when the table is missing, instead of failing every claim afterwards. */
-    private void checkOutboxTable(HikariDataSource pool) {
+    private void checkOutboxTable(OutboxDatabase database) {
         try {
-            PostgresOutbox.store(pool, Settings.outbox(config)).stats();
+            database.store().stats();
         } catch (RuntimeException e) {
             throw new IllegalStateException("the outbox table " + config.string(Keys.OUTBOX_SCHEMA) + "."
                     + config.string(Keys.OUTBOX_TABLE) + " cannot be read (run 'queuebox migrate' first?): "
@@ -152,9 +154,12 @@ public final class Relay implements AutoCloseable {
         HikariDataSource capturePool = Pools.capture(config, registry);
         resources.push(capturePool);
         Settings.Account account = Settings.captureAccount(config);
-        PostgresOutboxSettings outbox = Settings.outbox(config);
+        OutboxDatabase database = Databases.of(config).open(capturePool, Settings.outbox(config));
         DebeziumCapture connectors = DebeziumCapture.builder()
                 .credentials(account.username(), account.password())
+                .sqlServerEncrypt(config.optional(Keys.CAPTURE_SQLSERVER_ENCRYPT).map(Boolean::parseBoolean).orElse(true))
+                .sqlServerTrustServerCertificate(config.optional(Keys.CAPTURE_SQLSERVER_TRUST_SERVER_CERTIFICATE)
+                        .map(Boolean::parseBoolean).orElse(false))
                 .pollInterval(config.millis(Keys.CAPTURE_POLL_INTERVAL_MS))
                 .heartbeatInterval(config.millis(Keys.CAPTURE_HEARTBEAT_INTERVAL_MS))
                 .offsetFlushInterval(config.millis(Keys.CAPTURE_OFFSET_FLUSH_INTERVAL_MS))
@@ -164,21 +169,22 @@ public final class Relay implements AutoCloseable {
                 .description("Inserts into the outbox table that capture saw (each wakes delivery)").register(registry);
         FunctionCounter.builder("queuebox.capture.ignored.events", connectors, c -> c.statistics().ignoredEvents())
                 .description("Updates, deletes and tombstones capture saw and ignored").register(registry);
-        LOG.info("capture {} on {}:{}/{} (slot {}, publication {}), state in {}; delivery also checks the table every {} ms",
+        LOG.info("capture {} on {}:{}/{}{}, state in {}; delivery also checks the table every {} ms",
                 captureSettings.mode().configName(), captureSettings.fingerprint().host(), captureSettings.port(),
-                captureSettings.fingerprint().database(), captureSettings.fingerprint().slot(),
-                captureSettings.fingerprint().publication(), captureSettings.stateDirectory(),
+                captureSettings.fingerprint().database(), captureSettings.fingerprint().slot().isEmpty() ? ""
+                        : " (slot " + captureSettings.fingerprint().slot() + ", publication "
+                        + captureSettings.fingerprint().publication() + ")", captureSettings.stateDirectory(),
                 captureSettings.reconciliationInterval().toMillis());
         // The supervisor's probe would fault capture without a word in the log (only /health/ready shows it).
         StateDirectoryCheck.problem(Path.of(captureSettings.stateDirectory())).ifPresent(problem ->
                 LOG.error("{}; capture cannot run, delivery goes on and polls every {} ms", problem,
                         captureSettings.reconciliationInterval().toMillis()));
-        CaptureSourceInspector inspector = PostgresOutbox.captureSourceInspector(capturePool);
+        CaptureSourceInspector inspector = database.captureSourceInspector();
         CaptureSupervisor supervisor = CaptureSupervisor.builder()
                 .settings(captureSettings)
-                .stateStore(PostgresOutbox.captureStateStore(capturePool, outbox))
+                .stateStore(database.captureStateStore())
                 .stateDirectory(new FileCaptureStateDirectory(Path.of(captureSettings.stateDirectory())))
-                .lock(PostgresOutbox.captureLock(capturePool))
+                .lock(database.captureLock())
                 .inspector(inspector)
                 .connectors(connectors)
                 .build();
@@ -193,9 +199,10 @@ public final class Relay implements AutoCloseable {
                 .baseUnit("seconds")
                 .description("Time since the last insert capture saw; NaN before the first")
                 .register(registry);
-        resources.push(RetainedWalMonitor.start(inspector, captureSettings,
-                config.longValue(Keys.CAPTURE_RETAINED_WAL_WARN_BYTES), config.millis(Keys.METRICS_BACKLOG_SAMPLE_MS),
-                registry));
+        // Only PostgreSQL has a slot that retains log; the key exists only there.
+        config.optional(Keys.CAPTURE_RETAINED_WAL_WARN_BYTES).ifPresent(warnBytes ->
+                resources.push(RetainedWalMonitor.start(inspector, captureSettings, Long.parseLong(warnBytes),
+                        config.millis(Keys.METRICS_BACKLOG_SAMPLE_MS), registry)));
         return supervisor;
     }
 

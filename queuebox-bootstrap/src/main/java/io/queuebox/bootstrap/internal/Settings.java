@@ -9,7 +9,10 @@ import io.queuebox.ports.CaptureMode;
 import io.queuebox.ports.CaptureSettings;
 import io.queuebox.ports.Ordering;
 import io.queuebox.ports.ParkingPolicy;
-import io.queuebox.postgres.PostgresOutboxSettings;
+import io.queuebox.bootstrap.config.Databases;
+import io.queuebox.jdbc.DatabaseLocation;
+import io.queuebox.jdbc.DatabaseProvider;
+import io.queuebox.jdbc.OutboxTable;
 import java.lang.management.ManagementFactory;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -26,15 +29,8 @@ public final class Settings {
      * operator set makes the store park larger rows at claim (the applications' writers may allow more than
      * the writer's 1 MiB default).
      */
-    public static PostgresOutboxSettings outbox(QueueBoxConfig config) {
-        PostgresOutboxSettings.Builder outbox = PostgresOutboxSettings.builder()
-                .schema(config.string(Keys.OUTBOX_SCHEMA))
-                .table(config.string(Keys.OUTBOX_TABLE))
-                .deleteOnSend(config.bool(Keys.OUTBOX_DELETE_ON_SEND));
-        if (config.optional(Keys.OUTBOX_MAX_PAYLOAD_BYTES).isPresent()) {
-            outbox.maxPayloadBytes(config.integer(Keys.OUTBOX_MAX_PAYLOAD_BYTES));
-        }
-        return outbox.build();
+    public static OutboxTable outbox(QueueBoxConfig config) {
+        return Databases.outboxTable(config);
     }
 
     /**
@@ -75,49 +71,53 @@ public final class Settings {
 
     /**
      * Capture as configured: host, port and database come from {@code database.url} (its first host when it
-     * lists several), each replaced by its {@code outbox.capture.connection.*} key when that is set.
+     * lists several), each replaced by its {@code outbox.capture.connection.*} key when that is set. Slot and
+     * publication are PostgreSQL's; on other databases the fingerprint holds them empty.
      */
     public static CaptureSettings capture(QueueBoxConfig config) {
-        JdbcLocation location = JdbcLocation.parse(config.string(Keys.DATABASE_URL));
-        String host = config.optional(Keys.CAPTURE_HOST).orElse(location.host());
-        int port = config.optional(Keys.CAPTURE_PORT).map(Integer::parseInt).orElse(location.port());
-        String database = config.optional(Keys.CAPTURE_DATABASE).orElse(location.database());
-        CaptureFingerprint fingerprint = new CaptureFingerprint(config.string(Keys.CAPTURE_SLOT),
-                config.string(Keys.CAPTURE_PUBLICATION), config.string(Keys.OUTBOX_SCHEMA),
-                config.string(Keys.OUTBOX_TABLE), host, database);
-        return new CaptureSettings(config.bool(Keys.CAPTURE_ENABLED), captureMode(config), fingerprint, port,
-                config.string(Keys.CAPTURE_STATE_DIRECTORY), config.millis(Keys.CAPTURE_RECONCILIATION_INTERVAL_MS));
+        DatabaseLocation location = captureLocation(config);
+        CaptureFingerprint fingerprint = new CaptureFingerprint(config.optional(Keys.CAPTURE_SLOT).orElse(""),
+                config.optional(Keys.CAPTURE_PUBLICATION).orElse(""), config.string(Keys.OUTBOX_SCHEMA),
+                config.string(Keys.OUTBOX_TABLE), location.host(), location.database());
+        return new CaptureSettings(config.bool(Keys.CAPTURE_ENABLED), captureMode(config), fingerprint,
+                location.port(), config.string(Keys.CAPTURE_STATE_DIRECTORY),
+                config.millis(Keys.CAPTURE_RECONCILIATION_INTERVAL_MS));
+    }
+
+    /** Where capture connects: {@code database.url}'s location with the {@code outbox.capture.connection.*} overrides. */
+    static DatabaseLocation captureLocation(QueueBoxConfig config) {
+        DatabaseLocation location = Databases.of(config).locate(config.string(Keys.DATABASE_URL));
+        return new DatabaseLocation(config.optional(Keys.CAPTURE_HOST).orElse(location.host()),
+                config.optional(Keys.CAPTURE_PORT).map(Integer::parseInt).orElse(location.port()),
+                config.optional(Keys.CAPTURE_DATABASE).orElse(location.database()));
     }
 
     /**
-     * The account capture connects with: {@code outbox.capture.connection.username}/{@code password} when the
-     * username is set, else {@code database.username}/{@code password}, else the {@code user=} and
-     * {@code password=} of {@code database.url}.
+     * The JDBC URL of everything capture does on the database besides the connector (session lock, state
+     * table, source checks, retained-WAL monitor): {@code database.url} moved to the capture location, so a
+     * replica or another host in {@code outbox.capture.connection.*} is the one whose slot is checked.
      */
-    public static Account captureAccount(QueueBoxConfig config) {
-        if (config.optional(Keys.CAPTURE_USERNAME).isPresent()) {
-            return new Account(config.string(Keys.CAPTURE_USERNAME), config.optional(Keys.CAPTURE_PASSWORD).orElse(""));
-        }
-        if (config.optional(Keys.DATABASE_USERNAME).isPresent()) {
-            return new Account(config.string(Keys.DATABASE_USERNAME), config.optional(Keys.DATABASE_PASSWORD).orElse(""));
-        }
+    public static String captureUrl(QueueBoxConfig config) {
         String url = config.string(Keys.DATABASE_URL);
-        return new Account(urlParameter(url, "user").orElse(""),
-                config.optional(Keys.DATABASE_PASSWORD).or(() -> urlParameter(url, "password")).orElse(""));
+        DatabaseLocation location = captureLocation(config);
+        boolean overridden = config.optional(Keys.CAPTURE_HOST).isPresent() || config.optional(Keys.CAPTURE_PORT).isPresent()
+                || config.optional(Keys.CAPTURE_DATABASE).isPresent();
+        return overridden ? Databases.of(config).relocate(url, location) : url;
     }
 
-    private static java.util.Optional<String> urlParameter(String url, String name) {
-        int query = url.indexOf('?');
-        if (query < 0) {
-            return java.util.Optional.empty();
-        }
-        for (String pair : url.substring(query + 1).split("&")) {
-            if (pair.startsWith(name + "=")) {
-                return java.util.Optional.of(java.net.URLDecoder.decode(pair.substring(name.length() + 1),
-                        java.nio.charset.StandardCharsets.UTF_8));
-            }
-        }
-        return java.util.Optional.empty();
+    /**
+     * The account capture connects with: {@code outbox.capture.connection.username} when set, else
+     * {@code database.username}, else the {@code user} of {@code database.url}; the password likewise
+     * {@code outbox.capture.connection.password}, else {@code database.password}, else the URL's.
+     */
+    public static Account captureAccount(QueueBoxConfig config) {
+        String url = config.string(Keys.DATABASE_URL);
+        DatabaseProvider database = Databases.of(config);
+        String username = config.optional(Keys.CAPTURE_USERNAME).or(() -> config.optional(Keys.DATABASE_USERNAME))
+                .or(() -> database.urlProperty(url, "user")).orElse("");
+        String password = config.optional(Keys.CAPTURE_PASSWORD).or(() -> config.optional(Keys.DATABASE_PASSWORD))
+                .or(() -> database.urlProperty(url, "password")).orElse("");
+        return new Account(username, password);
     }
 
     /** A database account; {@link #toString()} never shows the password. */
@@ -125,37 +125,6 @@ public final class Settings {
         @Override
         public String toString() {
             return "Account[" + username + "]";
-        }
-    }
-
-    /** Host, port and database of a {@code jdbc:postgresql://} URL. */
-    record JdbcLocation(String host, int port, String database) {
-
-        private static final int DEFAULT_PORT = 5432;
-
-        static JdbcLocation parse(String url) {
-            String rest = url.substring("jdbc:postgresql://".length());
-            int query = rest.indexOf('?');
-            if (query >= 0) {
-                rest = rest.substring(0, query);
-            }
-            int slash = rest.indexOf('/');
-            String hosts = slash < 0 ? rest : rest.substring(0, slash);
-            String database = slash < 0 ? "" : rest.substring(slash + 1);
-            String first = hosts.split(",")[0];
-            String host = first;
-            int port = DEFAULT_PORT;
-            if (first.startsWith("[")) {
-                int close = first.indexOf(']');
-                host = first.substring(1, close);
-                if (first.length() > close + 2 && first.charAt(close + 1) == ':') {
-                    port = Integer.parseInt(first.substring(close + 2));
-                }
-            } else if (first.contains(":")) {
-                host = first.substring(0, first.indexOf(':'));
-                port = Integer.parseInt(first.substring(first.indexOf(':') + 1));
-            }
-            return new JdbcLocation(host.isEmpty() ? "localhost" : host, port, database);
         }
     }
 

@@ -60,4 +60,38 @@ class PoolsTest {
         }
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(10));
     }
+
+    @Test
+    void theCapturePoolsGoWhereOutboxCaptureConnectionSaysNotToDatabaseUrl() throws Exception {
+        String other = "qb_capture_elsewhere_" + Long.toHexString(System.nanoTime());
+        try (Connection admin = java.sql.DriverManager.getConnection(TestServices.postgresUrl());
+             java.sql.Statement statement = admin.createStatement()) {
+            statement.execute("CREATE DATABASE " + other);
+        }
+        try {
+            // database.url names the application database; capture is told to read another one (a replica's stand-in).
+            QueueBoxConfig config = configFor(TestServices.postgresUrl(), "outbox.capture.connection.database", other);
+
+            try (HikariDataSource delivery = Pools.delivery(config, null);
+                 HikariDataSource capture = Pools.capture(config, null);
+                 HikariDataSource captureOperator = Pools.captureOperator(config)) {
+                assertThat(currentDatabase(delivery)).isNotEqualTo(other);
+                assertThat(currentDatabase(capture)).as("lock, state table, source checks, WAL monitor").isEqualTo(other);
+                assertThat(currentDatabase(captureOperator)).as("capture status and reset").isEqualTo(other);
+            }
+        } finally {
+            try (Connection admin = java.sql.DriverManager.getConnection(TestServices.postgresUrl());
+                 java.sql.Statement statement = admin.createStatement()) {
+                statement.execute("DROP DATABASE IF EXISTS " + other + " WITH (FORCE)");
+            }
+        }
+    }
+
+    private static String currentDatabase(HikariDataSource pool) throws java.sql.SQLException {
+        try (Connection connection = pool.getConnection(); java.sql.Statement statement = connection.createStatement();
+             java.sql.ResultSet rs = statement.executeQuery("SELECT current_database()")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
 }

@@ -8,7 +8,9 @@ import io.queuebox.ports.CaptureMode;
 import io.queuebox.ports.CaptureSettings;
 import io.queuebox.ports.Ordering;
 import io.queuebox.ports.ParkingPolicy;
-import io.queuebox.postgres.PostgresOutboxSettings;
+import io.queuebox.jdbc.OutboxTable;
+import io.queuebox.ports.CaptureFingerprint;
+import io.queuebox.bootstrap.config.Keys;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -55,19 +57,19 @@ class SettingsTest {
         QueueBoxConfig config = config("outbox.deleteOnSend", "true", "outbox.table", "events_outbox");
 
         assertThat(Settings.delivery(config, false).purgeEnabled()).isFalse();
-        PostgresOutboxSettings outbox = Settings.outbox(config);
+        OutboxTable outbox = Settings.outbox(config);
         assertThat(outbox.deleteOnSend()).isTrue();
         assertThat(outbox.table()).isEqualTo("events_outbox");
     }
 
     @Test
     void theRelayChecksPayloadSizesOnlyWhenOutboxMaxPayloadBytesIsSet() {
-        PostgresOutboxSettings unset = Settings.outbox(config());
-        PostgresOutboxSettings set = Settings.outbox(config("outbox.maxPayloadBytes", "4194304"));
+        OutboxTable unset = Settings.outbox(config());
+        OutboxTable set = Settings.outbox(config("outbox.maxPayloadBytes", "4194304"));
 
-        assertThat(unset.claimPayloadLimit()).as("no default for the relay: writers may allow more than 1 MiB")
+        assertThat(unset.maxPayloadBytes()).as("no default for the relay: writers may allow more than 1 MiB")
                 .isEmpty();
-        assertThat(set.claimPayloadLimit()).hasValue(4_194_304);
+        assertThat(set.maxPayloadBytes()).hasValue(4_194_304);
     }
 
     @Test
@@ -112,10 +114,35 @@ class SettingsTest {
     }
 
     @Test
-    void jdbcLocationDefaultsThePort() {
-        assertThat(Settings.JdbcLocation.parse("jdbc:postgresql://db/app"))
-                .isEqualTo(new Settings.JdbcLocation("db", 5432, "app"));
-        assertThat(Settings.JdbcLocation.parse("jdbc:postgresql://[::1]:5433/app?user=x"))
-                .isEqualTo(new Settings.JdbcLocation("::1", 5433, "app"));
+    void theCapturePasswordDefaultsToTheDatabasePasswordWhenOnlyTheCaptureUserIsSet() {
+        assertThat(Settings.captureAccount(config("outbox.capture.connection.username", "cdc",
+                "database.username", "app", "database.password", "a1")))
+                .isEqualTo(new Settings.Account("cdc", "a1"));
+    }
+
+    @Test
+    void everythingCaptureDoesOnTheDatabaseGoesToTheCaptureConnection() {
+        assertThat(Settings.captureUrl(config())).as("no override: the database URL itself")
+                .isEqualTo("jdbc:postgresql://db-1:6543,db-2:6543/orders?ssl=true");
+        assertThat(Settings.captureUrl(config("outbox.capture.connection.host", "replica",
+                "outbox.capture.connection.database", "orders_ro")))
+                .isEqualTo("jdbc:postgresql://replica:6543/orders_ro?ssl=true");
+        assertThat(Settings.captureUrl(QueueBoxConfig.of(Map.of("broker.type", "kafka", "database.url",
+                "jdbc:sqlserver://mssql:1433;databaseName=shop;encrypt=true", "outbox.capture.connection.host", "mssql-ro"))))
+                .isEqualTo("jdbc:sqlserver://mssql-ro:1433;encrypt=true;databaseName=shop");
+    }
+
+    @Test
+    void onSqlServerTheFingerprintHasNoSlotOrPublicationAndTheSchemaDefaultsToDbo() {
+        QueueBoxConfig config = QueueBoxConfig.of(Map.of("broker.type", "kafka", "database.url",
+                "jdbc:sqlserver://mssql:1433;databaseName=shop", "database.username", "relay",
+                "outbox.capture.enabled", "true", "outbox.capture.mode", "sqlserver-cdc"));
+
+        CaptureSettings capture = Settings.capture(config);
+
+        assertThat(capture.mode()).isEqualTo(CaptureMode.SQLSERVER_CDC);
+        assertThat(capture.fingerprint()).isEqualTo(new CaptureFingerprint("", "", "dbo", "queuebox_outbox", "mssql", "shop"));
+        assertThat(capture.port()).isEqualTo(1433);
+        assertThat(config.optional(Keys.CAPTURE_SLOT)).as("a PostgreSQL key has no value on SQL Server").isEmpty();
     }
 }

@@ -28,6 +28,10 @@ public final class AllRules {
     static final ArchRule adapter_support_depends_on_no_adapter = QueueBoxArchitecture.adapter_support_depends_on_no_adapter;
 
     @ArchTest
+    static final ArchRule the_bootstrap_names_no_concrete_database_adapter =
+            QueueBoxArchitecture.the_bootstrap_names_no_concrete_database_adapter;
+
+    @ArchTest
     static final ArchRule modules_are_free_of_cycles = QueueBoxArchitecture.modules_are_free_of_cycles;
 
     @ArchTest

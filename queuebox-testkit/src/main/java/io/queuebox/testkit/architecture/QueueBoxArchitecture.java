@@ -53,6 +53,8 @@ public final class QueueBoxArchitecture {
      * the adapter rules itself and depends on no adapter, so it cannot become a back door between them.
      */
     public static final List<String> ADAPTER_SUPPORT = List.of("io.queuebox.jdbc");
+    /** The adapters that are databases: the bootstrap reaches them only through {@code DatabaseProvider}. */
+    public static final List<String> DATABASE_ADAPTERS = List.of("io.queuebox.postgres", "io.queuebox.sqlserver");
 
     /** Libraries that belong in adapters or the bootstrap, never in the ports or the domain. */
     public static final List<String> INFRASTRUCTURE_PACKAGES = List.of("java.sql..", "javax.sql..",
@@ -113,6 +115,9 @@ public final class QueueBoxArchitecture {
 
     public static final ArchRule modules_are_free_of_cycles = modulesAreFreeOfCycles(ROOT);
 
+    public static final ArchRule the_bootstrap_names_no_concrete_database_adapter =
+            theBootstrapNamesNoDatabaseAdapter(BOOTSTRAP, DATABASE_ADAPTERS.toArray(String[]::new));
+
     public static final ArchRule the_domain_neither_reads_the_wall_clock_nor_sleeps = noWallClockOrSleepIn(DOMAIN);
 
     public static final ArchRule only_the_bootstrap_reads_environment_variables_and_system_properties =
@@ -126,7 +131,7 @@ public final class QueueBoxArchitecture {
         return List.of(ports_depend_only_on_the_jdk, the_domain_depends_only_on_the_ports_and_the_jdk,
                 ports_and_domain_use_no_infrastructure_library, adapters_do_not_depend_on_the_domain,
                 adapters_do_not_depend_on_each_other, adapters_do_not_depend_on_the_bootstrap,
-                adapter_support_depends_on_no_adapter,
+                adapter_support_depends_on_no_adapter, the_bootstrap_names_no_concrete_database_adapter,
                 modules_are_free_of_cycles, the_domain_neither_reads_the_wall_clock_nor_sleeps,
                 only_the_bootstrap_reads_environment_variables_and_system_properties);
     }
@@ -200,6 +205,19 @@ public final class QueueBoxArchitecture {
                 .should().dependOnClassesThat().resideInAPackage(bootstrapPackage + "..")
                 .because("the bootstrap depends on the adapters, not the other way round: take configuration "
                         + "as constructor or builder arguments of the adapter")
+                .allowEmptyShould(true);
+    }
+
+    /**
+     * No class of {@code bootstrapPackage} depends on a database adapter package: the database is a plug-in,
+     * found through {@code java.util.ServiceLoader} by {@code database.url}, like the broker.
+     */
+    public static ArchRule theBootstrapNamesNoDatabaseAdapter(String bootstrapPackage, String... databaseAdapterPackages) {
+        return noClasses().that().resideInAPackage(bootstrapPackage + "..")
+                .should().dependOnClassesThat().resideInAnyPackage(subPackages(databaseAdapterPackages))
+                .because("the database is chosen from database.url through the DatabaseProvider of each adapter "
+                        + "(META-INF/services): reach the store, writer, scripts and capture pieces through "
+                        + "Databases and OutboxDatabase, or add what is missing to DatabaseProvider")
                 .allowEmptyShould(true);
     }
 

@@ -8,6 +8,7 @@ import static io.queuebox.testkit.architecture.QueueBoxArchitecture.domainDepend
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.modulesAreFreeOfCycles;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.noInfrastructureIn;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.noWallClockOrSleepIn;
+import static io.queuebox.testkit.architecture.QueueBoxArchitecture.theBootstrapNamesNoDatabaseAdapter;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.onlyTheseReadTheEnvironment;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.portsDependOnlyOnTheJdk;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -107,6 +108,13 @@ class QueueBoxArchitectureRulesTest {
     }
 
     @Test
+    void aBootstrapNamingADatabaseAdapterBreaksTheDatabasePluginRule() {
+        assertViolation(theBootstrapNamesNoDatabaseAdapter(BAD + ".bootstrap", BAD + ".postgres"), BAD_CLASSES)
+                .hasMessageContaining("StoreWiring");
+        assertPasses(theBootstrapNamesNoDatabaseAdapter(GOOD + ".bootstrap", GOOD + ".postgres"), GOOD_CLASSES);
+    }
+
+    @Test
     void twoModulesDependingOnEachOtherBreakTheCycleRule() {
         assertViolation(modulesAreFreeOfCycles(CYCLE), CYCLE_CLASSES)
                 .hasMessageContaining("archfixture.cycle.a")
@@ -170,11 +178,13 @@ class QueueBoxArchitectureRulesTest {
         assertSameRule(QueueBoxArchitecture.adapter_support_depends_on_no_adapter,
                 adapterSupportDependsOnNoAdapter(List.of("io.queuebox.jdbc"), adapters));
         assertSameRule(QueueBoxArchitecture.modules_are_free_of_cycles, modulesAreFreeOfCycles("io.queuebox"));
+        assertSameRule(QueueBoxArchitecture.the_bootstrap_names_no_concrete_database_adapter,
+                theBootstrapNamesNoDatabaseAdapter("io.queuebox.bootstrap", "io.queuebox.postgres", "io.queuebox.sqlserver"));
         assertSameRule(QueueBoxArchitecture.the_domain_neither_reads_the_wall_clock_nor_sleeps,
                 noWallClockOrSleepIn("io.queuebox.domain"));
         assertThat(QueueBoxArchitecture.ADAPTERS).containsExactly("io.queuebox.postgres", "io.queuebox.sqlserver",
                 "io.queuebox.kafka", "io.queuebox.rabbitmq", "io.queuebox.capture");
-        assertThat(QueueBoxArchitecture.all()).hasSize(10).doesNotContainNull();
+        assertThat(QueueBoxArchitecture.all()).hasSize(11).doesNotContainNull();
     }
 
     @Test

@@ -1,0 +1,88 @@
+package io.queuebox.bootstrap.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+/** database.url chooses the database; its keys, modes, identifiers and defaults follow. */
+class DatabaseChoiceTest {
+
+    private static final String POSTGRES = "jdbc:postgresql://db:5432/app";
+    private static final String SQLSERVER = "jdbc:sqlserver://mssql:1433;databaseName=shop";
+
+    private static QueueBoxConfig config(String url, String... keyValues) {
+        Map<String, String> values = new HashMap<>(Map.of("database.url", url, "broker.type", "kafka"));
+        for (int i = 0; i < keyValues.length; i += 2) {
+            values.put(keyValues[i], keyValues[i + 1]);
+        }
+        return QueueBoxConfig.of(values);
+    }
+
+    @Test
+    void theDefaultsAreThoseOfTheDatabaseInUse() {
+        QueueBoxConfig postgres = config(POSTGRES);
+        QueueBoxConfig sqlServer = config(SQLSERVER);
+
+        assertThat(postgres.string(Keys.OUTBOX_SCHEMA)).isEqualTo("public");
+        assertThat(sqlServer.string(Keys.OUTBOX_SCHEMA)).isEqualTo("dbo");
+        assertThat(postgres.optional(Keys.CAPTURE_SLOT)).hasValue("queuebox_slot");
+        assertThat(sqlServer.optional(Keys.CAPTURE_SLOT)).isEmpty();
+        assertThat(sqlServer.optional(Keys.CAPTURE_SQLSERVER_ENCRYPT)).hasValue("true");
+        assertThat(postgres.optional(Keys.CAPTURE_SQLSERVER_ENCRYPT)).isEmpty();
+        assertThat(sqlServer.describe()).anyMatch(line -> line.equals("outbox.schema = dbo  (default for SQL Server)"));
+    }
+
+    @Test
+    void aKeyOfTheOtherDatabaseIsRefusedNamingTheKeyAndBothDatabases() {
+        assertThatThrownBy(() -> config(SQLSERVER, "outbox.capture.slot", "orders_slot"))
+                .hasMessageContaining("outbox.capture.slot = 'orders_slot': applies to PostgreSQL only, but database.url is SQL Server");
+        assertThatThrownBy(() -> config(POSTGRES, "outbox.capture.sqlserver.trustServerCertificate", "true"))
+                .hasMessageContaining("outbox.capture.sqlserver.trustServerCertificate = 'true': applies to SQL Server only,"
+                        + " but database.url is PostgreSQL");
+    }
+
+    @Test
+    void aCaptureModeOfTheOtherDatabaseIsRefusedWithTheAllowedModes() {
+        assertThatThrownBy(() -> config(SQLSERVER, "outbox.capture.mode", "postgres-logical"))
+                .hasMessageContaining("outbox.capture.mode = 'postgres-logical'")
+                .hasMessageContaining("allowed: polling, sqlserver-cdc");
+        assertThatThrownBy(() -> config(POSTGRES, "outbox.capture.mode", "sqlserver-cdc"))
+                .hasMessageContaining("allowed: polling, postgres-logical");
+        assertThat(config(SQLSERVER, "outbox.capture.mode", "sqlserver-cdc", "database.username", "relay")
+                .string(Keys.CAPTURE_MODE)).isEqualTo("sqlserver-cdc");
+    }
+
+    @Test
+    void identifiersAreCheckedByTheRulesOfTheDatabase() {
+        assertThat(config(SQLSERVER, "outbox.schema", "Sales", "outbox.table", "OrderOutbox").string(Keys.OUTBOX_TABLE))
+                .isEqualTo("OrderOutbox");
+        assertThatThrownBy(() -> config(POSTGRES, "outbox.schema", "Sales"))
+                .hasMessageContaining("outbox.schema = 'Sales'").hasMessageContaining("(PostgreSQL)");
+        assertThatThrownBy(() -> config(POSTGRES, "outbox.table", "t".repeat(49)))
+                .hasMessageContaining("outbox.table = '" + "t".repeat(49) + "'");
+        assertThat(config(SQLSERVER, "outbox.table", "t".repeat(100)).string(Keys.OUTBOX_TABLE)).hasSize(100);
+        assertThatThrownBy(() -> config(SQLSERVER, "outbox.table", "orders; DROP TABLE x"))
+                .hasMessageContaining("outbox.table = 'orders; DROP TABLE x'").hasMessageContaining("(SQL Server)");
+    }
+
+    @Test
+    void aUrlNoDatabaseOfTheBuildAcceptsIsRefusedListingTheOnesItHas() {
+        assertThatThrownBy(() -> config("jdbc:mysql://db:3306/app"))
+                .hasMessageContaining("database.url = 'jdbc:mysql://db:3306/app': no database of this build accepts this URL")
+                .hasMessageContaining("PostgreSQL (jdbc:postgresql://")
+                .hasMessageContaining("SQL Server (jdbc:sqlserver://");
+        assertThatThrownBy(() -> config("jdbc:sqlserver://mssql:14x3;databaseName=shop"))
+                .hasMessageContaining("database.url").hasMessageContaining("the port '14x3'");
+    }
+
+    @Test
+    void activeCaptureOnSqlServerNeedsAnAccountToo() {
+        assertThatThrownBy(() -> config(SQLSERVER, "outbox.capture.enabled", "true", "outbox.capture.mode", "sqlserver-cdc"))
+                .hasMessageContaining("outbox.capture.connection.username: capture needs an account");
+        assertThat(config(SQLSERVER + ";user=relay", "outbox.capture.enabled", "true", "outbox.capture.mode",
+                "sqlserver-cdc").bool(Keys.CAPTURE_ENABLED)).isTrue();
+    }
+}
