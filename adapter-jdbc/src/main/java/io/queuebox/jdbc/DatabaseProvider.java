@@ -57,6 +57,13 @@ public interface DatabaseProvider {
      */
     String relocate(String jdbcUrl, DatabaseLocation location);
 
+    /**
+     * The URL without the account written in it ({@code user}, {@code password} and their synonyms): the
+     * drivers let a URL's account win over the one given separately, which would silently replace an account
+     * configured for capture.
+     */
+    String withoutAccount(String jdbcUrl);
+
     /** The value of a property written in the URL, such as {@code user}, when there is one. */
     Optional<String> urlProperty(String jdbcUrl, String name);
 
@@ -68,6 +75,14 @@ public interface DatabaseProvider {
      * @param applicationName     the name the database shows for these sessions
      */
     Map<String, String> connectionProperties(long socketTimeoutMillis, String applicationName);
+
+    /**
+     * Whether {@link #connectionProperties} can bound statements at this socket timeout; the problem says what
+     * is allowed. The default accepts every value.
+     */
+    default Optional<String> socketTimeoutProblem(long socketTimeoutMillis) {
+        return Optional.empty();
+    }
 
     /**
      * Whether a failed connection is a refusal that no wait fixes (a login or database the server refused), as

@@ -103,6 +103,17 @@ public final class PostgresDatabaseProvider implements DatabaseProvider {
     }
 
     @Override
+    public String withoutAccount(String jdbcUrl) {
+        Url url = Url.parse(jdbcUrl);
+        String query = java.util.Arrays.stream(url.query().split("&"))
+                .filter(pair -> !pair.isEmpty() && !pair.startsWith("user=") && !pair.startsWith("password="))
+                .collect(java.util.stream.Collectors.joining("&"));
+        int question = jdbcUrl.indexOf('?');
+        String base = question < 0 ? jdbcUrl : jdbcUrl.substring(0, question);
+        return query.isEmpty() ? base : base + "?" + query;
+    }
+
+    @Override
     public Optional<String> urlProperty(String jdbcUrl, String name) {
         for (String pair : Url.parse(jdbcUrl).query().split("&")) {
             if (pair.startsWith(name + "=")) {

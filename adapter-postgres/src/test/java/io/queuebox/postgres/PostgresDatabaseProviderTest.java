@@ -50,6 +50,8 @@ class PostgresDatabaseProviderTest {
         assertThat(provider.relocate("jdbc:postgresql://db/app", new DatabaseLocation("::1", 5432, "app")))
                 .isEqualTo("jdbc:postgresql://[::1]:5432/app");
         assertThat(provider.urlProperty(url, "password")).hasValue("p@ss");
+        assertThat(provider.withoutAccount(url)).isEqualTo("jdbc:postgresql://db-1,db-2/orders?sslmode=require");
+        assertThat(provider.withoutAccount("jdbc:postgresql://db/app?user=x")).isEqualTo("jdbc:postgresql://db/app");
         assertThat(provider.urlProperty(url, "ssl")).isEmpty();
     }
 

@@ -79,8 +79,15 @@ public final class SqlServerDatabaseProvider implements DatabaseProvider {
     }
 
     @Override
+    public String withoutAccount(String jdbcUrl) {
+        return SqlServerUrl.parse(jdbcUrl).withoutAccount();
+    }
+
+    @Override
     public Optional<String> urlProperty(String jdbcUrl, String name) {
-        return SqlServerUrl.parse(jdbcUrl).property(name);
+        SqlServerUrl url = SqlServerUrl.parse(jdbcUrl);
+        // mssql-jdbc reads userName as a synonym of user.
+        return name.equals("user") ? url.property("user").or(() -> url.property("userName")) : url.property(name);
     }
 
     @Override
@@ -92,7 +99,7 @@ public final class SqlServerDatabaseProvider implements DatabaseProvider {
             properties.put("socketTimeout", Long.toString(socketTimeoutMillis));
             // The driver cancels a statement (an attention to the server, which rolls it back) a second before
             // the socket gives up, so a statement waiting on a lock does not run later on its own.
-            long queryTimeoutSeconds = Math.max(1, (Math.max(socketTimeoutMillis / 2, socketTimeoutMillis - 1000)) / 1000);
+            long queryTimeoutSeconds = Math.max(1, (socketTimeoutMillis - 1000) / 1000);
             properties.put("queryTimeout", Long.toString(queryTimeoutSeconds));
         }
         return properties;
@@ -109,6 +116,14 @@ public final class SqlServerDatabaseProvider implements DatabaseProvider {
             case 4060 -> Optional.of(ConnectRefusal.DATABASE);
             default -> Optional.empty();
         };
+    }
+
+    /** queryTimeout counts whole seconds and must end the statement on the server before the socket gives up. */
+    @Override
+    public Optional<String> socketTimeoutProblem(long socketTimeoutMillis) {
+        return socketTimeoutMillis == 0 || socketTimeoutMillis >= 2000 ? Optional.empty()
+                : Optional.of("at least 2000 ms (or 0) on SQL Server: the server-side cancel (queryTimeout) counts"
+                        + " whole seconds and must come at least a second before the socket gives up");
     }
 
     @Override

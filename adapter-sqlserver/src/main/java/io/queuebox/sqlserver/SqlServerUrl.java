@@ -24,13 +24,16 @@ record SqlServerUrl(String host, String instance, Optional<Integer> port, List<S
         String server = semicolon < 0 ? rest : rest.substring(0, semicolon);
         List<String[]> properties = new ArrayList<>();
         if (semicolon >= 0) {
-            for (String pair : rest.substring(semicolon + 1).split(";")) {
+            for (String pair : properties(rest.substring(semicolon + 1))) {
                 if (pair.isBlank()) {
                     continue;
                 }
                 int equals = pair.indexOf('=');
                 if (equals <= 0) {
-                    throw bad(jdbcUrl, "the property '" + pair + "' has no name=value form");
+                    // Not the text itself: after an unbraced password it is the password's tail.
+                    throw bad(jdbcUrl, "a property " + (properties.isEmpty() ? "at the start"
+                            : "after '" + properties.get(properties.size() - 1)[0] + "'")
+                            + " has no name=value form (a value holding ';' must be written in braces: {a;b})");
                 }
                 properties.add(new String[] {pair.substring(0, equals).trim(), pair.substring(equals + 1).trim()});
             }
@@ -57,6 +60,36 @@ record SqlServerUrl(String host, String instance, Optional<Integer> port, List<S
                 properties);
     }
 
+    /**
+     * The {@code name=value} pairs of the property part, split at {@code ;} outside braces: mssql-jdbc lets a
+     * value hold {@code ;} inside {@code {...}} (a closing brace doubled inside), as passwords often do.
+     */
+    private static List<String> properties(String text) {
+        List<String> pairs = new ArrayList<>();
+        StringBuilder pair = new StringBuilder();
+        boolean braced = false;
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (braced && c == '}' && i + 1 < text.length() && text.charAt(i + 1) == '}') {
+                pair.append("}}");
+                i++;
+            } else if (c == '{' && !braced && pair.toString().endsWith("=")) {
+                braced = true;
+                pair.append(c);
+            } else if (c == '}' && braced) {
+                braced = false;
+                pair.append(c);
+            } else if (c == ';' && !braced) {
+                pairs.add(pair.toString());
+                pair.setLength(0);
+            } else {
+                pair.append(c);
+            }
+        }
+        pairs.add(pair.toString());
+        return pairs;
+    }
+
     /** The value of a property, its name compared without case as the driver does. */
     Optional<String> property(String name) {
         String wanted = name.toLowerCase(Locale.ROOT);
@@ -69,13 +102,21 @@ record SqlServerUrl(String host, String instance, Optional<Integer> port, List<S
         return new DatabaseLocation(host.isEmpty() ? "localhost" : host, port.orElse(DEFAULT_PORT), database);
     }
 
-    /** This URL at another host, port and database; the instance name stays only when the host does. */
+    /**
+     * This URL at another host, port and database. A named instance stays on its host, and without a port of
+     * its own it keeps none: the driver then asks SQL Server Browser for the instance's port (with a port it
+     * would ignore the instance name).
+     */
     String relocate(DatabaseLocation location) {
         StringBuilder url = new StringBuilder(PREFIX).append(location.host());
-        if (!instance.isEmpty() && location.host().equalsIgnoreCase(host)) {
+        boolean sameHost = location.host().equalsIgnoreCase(host.isEmpty() ? "localhost" : host);
+        boolean instanceWithoutPort = !instance.isEmpty() && sameHost && port.isEmpty() && location.port() == DEFAULT_PORT;
+        if (!instance.isEmpty() && sameHost) {
             url.append('\\').append(instance);
         }
-        url.append(':').append(location.port());
+        if (!instanceWithoutPort) {
+            url.append(':').append(location.port());
+        }
         for (String[] property : properties) {
             String name = property[0].toLowerCase(Locale.ROOT);
             if (!List.of("databasename", "database", "servername", "portnumber", "port").contains(name)) {
@@ -83,6 +124,22 @@ record SqlServerUrl(String host, String instance, Optional<Integer> port, List<S
             }
         }
         return url.append(";databaseName=").append(location.database()).toString();
+    }
+
+    /** This URL without {@code user}, {@code userName} and {@code password}, everything else as written. */
+    String withoutAccount() {
+        StringBuilder url = new StringBuilder(PREFIX).append(host);
+        if (!instance.isEmpty()) {
+            url.append('\\').append(instance);
+        }
+        port.ifPresent(p -> url.append(':').append(p));
+        for (String[] property : properties) {
+            String name = property[0].toLowerCase(Locale.ROOT);
+            if (!List.of("user", "username", "password").contains(name)) {
+                url.append(';').append(property[0]).append('=').append(property[1]);
+            }
+        }
+        return url.toString();
     }
 
     private static int port(String jdbcUrl, String port) {

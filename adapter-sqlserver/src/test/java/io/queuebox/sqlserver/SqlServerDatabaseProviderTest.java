@@ -51,8 +51,36 @@ class SqlServerDatabaseProviderTest {
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageStartingWith("database.url: not a SQL Server JDBC URL")
                 .hasMessageContaining("'port'");
-        assertThatThrownBy(() -> provider.locate("jdbc:sqlserver://mssql;databaseName"))
-                .hasMessageContaining("'databaseName' has no name=value form");
+        assertThatThrownBy(() -> provider.locate("jdbc:sqlserver://mssql;databaseName=shop;password=Sup3r;S3cret"))
+                .hasMessageContaining("a property after 'password' has no name=value form")
+                .hasMessageNotContaining("S3cret");
+    }
+
+    @Test
+    void aBracedValueMayHoldSemicolonsAndUserNameIsAnAccount() {
+        String url = "jdbc:sqlserver://mssql:1433;databaseName=shop;userName=relay;password={Sup3r;S3cret}}x};encrypt=true";
+
+        assertThat(provider.locate(url)).isEqualTo(new DatabaseLocation("mssql", 1433, "shop"));
+        assertThat(provider.urlProperty(url, "password")).hasValue("{Sup3r;S3cret}}x}");
+        assertThat(provider.urlProperty(url, "user")).as("mssql-jdbc's synonym").hasValue("relay");
+        assertThat(provider.relocate(url, new DatabaseLocation("replica", 1433, "shop")))
+                .isEqualTo("jdbc:sqlserver://replica:1433;userName=relay;password={Sup3r;S3cret}}x};encrypt=true;databaseName=shop");
+    }
+
+    @Test
+    void theAccountOfTheUrlCanBeLeftOutForCapturesOwn() {
+        assertThat(provider.withoutAccount("jdbc:sqlserver://mssql\\A:1500;databaseName=shop;UserName=relay;password={a;b};encrypt=true"))
+                .isEqualTo("jdbc:sqlserver://mssql\\A:1500;databaseName=shop;encrypt=true");
+    }
+
+    @Test
+    void aNamedInstanceWithoutAPortKeepsNoneSoTheDriverFindsItsPort() {
+        assertThat(provider.relocate("jdbc:sqlserver://mssql\\SQLEXPRESS;databaseName=shop",
+                new DatabaseLocation("mssql", 1433, "cdc_shop")))
+                .isEqualTo("jdbc:sqlserver://mssql\\SQLEXPRESS;databaseName=cdc_shop");
+        assertThat(provider.relocate("jdbc:sqlserver://mssql\\SQLEXPRESS;databaseName=shop",
+                new DatabaseLocation("mssql", 14330, "shop")))
+                .isEqualTo("jdbc:sqlserver://mssql\\SQLEXPRESS:14330;databaseName=shop");
     }
 
     @Test
@@ -74,6 +102,10 @@ class SqlServerDatabaseProviderTest {
                 .containsEntry("queryTimeout", "29")
                 .containsEntry("applicationName", "queuebox");
         assertThat(provider.connectionProperties(0, "queuebox")).doesNotContainKeys("socketTimeout", "queryTimeout");
+        assertThat(provider.connectionProperties(2000, "queuebox")).containsEntry("queryTimeout", "1");
+        assertThat(provider.socketTimeoutProblem(1999)).hasValueSatisfying(problem -> assertThat(problem).contains("2000"));
+        assertThat(provider.socketTimeoutProblem(2000)).isEmpty();
+        assertThat(provider.socketTimeoutProblem(0)).isEmpty();
     }
 
     @Test

@@ -227,20 +227,50 @@ public final class QueueBox implements AutoCloseable {
             return new QueueBox(built, store, publisher, backlog);
         }
 
+        /**
+         * The store of the adapter that accepts the data source's URL: read from a HikariCP pool's
+         * configuration, else from a connection; a database that is down at start defers the choice to the
+         * first call (see {@link DeferredStore}), while a URL no adapter accepts fails the start.
+         */
         private OutboxStore storeOn(DataSource dataSource) {
-            String url;
-            try (Connection connection = dataSource.getConnection()) {
-                url = connection.getMetaData().getURL();
-            } catch (SQLException e) {
-                throw new IllegalStateException("cannot read the JDBC URL of dataSource to choose the database adapter: "
-                        + e.getMessage(), e);
+            if (dataSource instanceof com.zaxxer.hikari.HikariDataSource pool && pool.getJdbcUrl() != null) {
+                return storeFor(dataSource, pool.getJdbcUrl());
             }
+            try {
+                return storeFor(dataSource, urlOf(dataSource));
+            } catch (SQLException down) {
+                return new DeferredStore(() -> {
+                    try {
+                        return storeFor(dataSource, urlOf(dataSource));
+                    } catch (SQLException e) {
+                        throw new IllegalStateException("the database is not reachable yet: " + e.getMessage(), e);
+                    }
+                });
+            }
+        }
+
+        private static String urlOf(DataSource dataSource) throws SQLException {
+            try (Connection connection = dataSource.getConnection()) {
+                return connection.getMetaData().getURL();
+            }
+        }
+
+        private OutboxStore storeFor(DataSource dataSource, String url) {
             DatabaseProvider database = Databases.forUrl(url).orElseThrow(() -> new IllegalStateException(
-                    "no database adapter on the class path accepts the data source's URL (" + url.replaceAll("[;?].*", "")
-                            + "); add adapter-postgres or adapter-sqlserver, or pass store(...)"));
+                    "no database adapter on the class path accepts the data source's URL (" + scheme(url)
+                            + "...); add adapter-postgres or adapter-sqlserver, or pass store(...)"));
             OutboxTable table = outbox != null ? outbox
                     : new OutboxTable(database.defaultSchema(), "queuebox_outbox", false, OptionalInt.empty());
             return database.open(dataSource, table).store();
+        }
+
+        /** {@code jdbc:<sub-protocol>:} only: the rest of a URL may hold credentials in forms no mask knows. */
+        private static String scheme(String url) {
+            if (url == null) {
+                return "null";
+            }
+            java.util.regex.Matcher scheme = java.util.regex.Pattern.compile("^jdbc:[A-Za-z0-9_-]+:").matcher(url);
+            return scheme.find() ? scheme.group() : "not a JDBC URL";
         }
 
         private static <T> T required(T value, String property) {

@@ -125,11 +125,103 @@ class QueueBoxTest {
     @Test
     void aDataSourceNoAdapterAcceptsIsRefusedNamingItsUrlWithoutCredentials() {
         DataSource h2 = urlOnly("jdbc:h2:mem:orders;PASSWORD=secret");
+        DataSource mariaDb = urlOnly("jdbc:mariadb://app:S3cretPw@db:3306/shop");
+
+        assertThatThrownBy(() -> QueueBox.builder().dataSource(mariaDb).publisher(RecordingPublisher.acking()).start())
+                .isInstanceOf(IllegalStateException.class).hasMessageNotContaining("S3cretPw");
 
         assertThatThrownBy(() -> QueueBox.builder().dataSource(h2).publisher(RecordingPublisher.acking()).start())
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("no database adapter on the class path accepts the data source's URL (jdbc:h2:mem:orders)")
+                .hasMessageContaining("no database adapter on the class path accepts the data source's URL (jdbc:h2:...)")
                 .hasMessageNotContaining("secret");
+    }
+
+    @Test
+    void startReturnsAtOnceWhileTheDatabaseIsDownAndDeliversOnceItIsUp() throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean up = new java.util.concurrent.atomic.AtomicBoolean();
+        DataSource flaky = proxy(DataSource.class, (method, args) -> {
+            if (!method.equals("getConnection")) {
+                return null;
+            }
+            if (!up.get()) {
+                throw new java.io.UncheckedIOException(new java.io.IOException("down"));
+            }
+            try {
+                return dataSource.getConnection();
+            } catch (java.sql.SQLException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        RecordingPublisher broker = RecordingPublisher.acking();
+        PostgresOutboxSettings table = PostgresOutboxSettings.builder().schema("embed_down").build();
+        PostgresOutbox.createSchema(dataSource, table);
+        List<OutboxEvent> events = List.of(OutboxEvent.of("order", "down-1", "OrderPlaced", "{}".getBytes()),
+                OutboxEvent.of("order", "down-1", "OrderPaid", "{}".getBytes()));
+        try (Connection connection = dataSource.getConnection()) {
+            PostgresOutbox.jdbcWriter(table).enqueueAll(connection, events);
+        }
+
+        QueueBox relay = QueueBox.builder().dataSource(new DownThenUp(flaky)).publisher(broker)
+                .outbox(new OutboxTable("embed_down", "queuebox_outbox", false, OptionalInt.empty()))
+                .settings(DeliverySettings.builder().wakeInterval(Duration.ofMillis(50)).build()).start();
+        try {
+            assertThat(relay.isRunning()).as("started while the database was down").isTrue();
+            up.set(true);
+            await().atMost(Duration.ofSeconds(20)).untilAsserted(() -> assertThat(broker.deliveredIds())
+                    .containsExactlyElementsOf(events.stream().map(OutboxEvent::eventId).toList()));
+        } finally {
+            relay.close();
+        }
+    }
+
+    /** Turns the proxy's unchecked "down" into the SQLException a driver throws. */
+    private record DownThenUp(DataSource target) implements DataSource {
+        @Override
+        public Connection getConnection() throws java.sql.SQLException {
+            try {
+                return target.getConnection();
+            } catch (java.io.UncheckedIOException e) {
+                throw new java.sql.SQLException("Connection refused", "08001", e);
+            }
+        }
+
+        @Override
+        public Connection getConnection(String user, String password) throws java.sql.SQLException {
+            return getConnection();
+        }
+
+        @Override
+        public java.io.PrintWriter getLogWriter() {
+            return null;
+        }
+
+        @Override
+        public void setLogWriter(java.io.PrintWriter out) {
+        }
+
+        @Override
+        public void setLoginTimeout(int seconds) {
+        }
+
+        @Override
+        public int getLoginTimeout() {
+            return 0;
+        }
+
+        @Override
+        public java.util.logging.Logger getParentLogger() {
+            return java.util.logging.Logger.getGlobal();
+        }
+
+        @Override
+        public <T> T unwrap(Class<T> iface) throws java.sql.SQLException {
+            throw new java.sql.SQLException("not a wrapper");
+        }
+
+        @Override
+        public boolean isWrapperFor(Class<?> iface) {
+            return false;
+        }
     }
 
     /** A data source whose connections only answer their JDBC URL. */

@@ -52,14 +52,24 @@ final class CaptureCommand implements Runnable {
     static int withCapture(CliContext context, CommandSpec spec, Action action) {
         QueueBoxConfig config = context.loadConfig();
         Logging.configure(config.string(Keys.LOG_FORMAT), "WARN");
-        // On the capture connection, as capture itself: a replica in outbox.capture.connection.* is the one asked.
-        try (HikariDataSource pool = Pools.captureOperator(config)) {
-            DatabaseWait.await(pool, Settings.captureUrl(config), config.millis(Keys.STARTUP_DATABASE_WAIT_MS));
+        // As capture itself: state and lock with the outbox, the source checks where capture reads (a replica
+        // in outbox.capture.connection.* is the one asked about its slot), both with the capture account.
+        boolean sourceElsewhere = Pools.captureSourceElsewhere(config);
+        try (HikariDataSource pool = Pools.captureOperator(config);
+             HikariDataSource sourcePool = sourceElsewhere ? Pools.captureSourceOperator(config) : null) {
+            DatabaseWait.await(pool, config.string(Keys.DATABASE_URL), config.millis(Keys.STARTUP_DATABASE_WAIT_MS),
+                    Settings.captureKeys(config, false));
+            if (sourcePool != null) {
+                DatabaseWait.await(sourcePool, Settings.captureUrl(config), config.millis(Keys.STARTUP_DATABASE_WAIT_MS),
+                        Settings.captureKeys(config, true));
+            }
             CaptureSettings settings = Settings.capture(config);
             OutboxDatabase database = Databases.of(config).open(pool, Settings.outbox(config));
+            OutboxDatabase source = sourcePool == null ? database
+                    : Databases.of(config).open(sourcePool, Settings.outbox(config));
             Parts parts = new Parts(config, settings, database.captureStateStore(),
                     new FileCaptureStateDirectory(Path.of(settings.stateDirectory())),
-                    database.captureLock(), database.captureSourceInspector());
+                    database.captureLock(), source.captureSourceInspector());
             PrintWriter out = spec.commandLine().getOut();
             PrintWriter err = spec.commandLine().getErr();
             int code = action.run(parts, out, err);

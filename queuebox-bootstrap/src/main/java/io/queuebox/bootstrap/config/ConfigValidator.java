@@ -150,6 +150,9 @@ final class ConfigValidator {
             problems.add(new ConfigProblem(Keys.DATABASE_POOL_MAX_SIZE.name(), Long.toString(pool),
                     "must be at least outbox.workers + 1 (" + (workers + 1) + "): every worker records outcomes while the loop claims"));
         }
+        long socketTimeout = longOf(given, Keys.DATABASE_SOCKET_TIMEOUT_MS);
+        database.socketTimeoutProblem(socketTimeout).ifPresent(problem -> problems.add(
+                new ConfigProblem(Keys.DATABASE_SOCKET_TIMEOUT_MS.name(), Long.toString(socketTimeout), problem)));
         String mode = valueOf(given, Keys.CAPTURE_MODE);
         String logMode = database.captureMode().configName();
         if (!mode.equals("polling") && !mode.equals(logMode)) {

@@ -11,7 +11,7 @@ public final class Masking {
 
     // password=... in a JDBC query string or property list, up to the next separator.
     private static final Pattern PASSWORD_PARAMETER =
-            Pattern.compile("(?i)((?:password|pwd|sslpassword|secret|token)=)([^&;\\s]*)");
+            Pattern.compile("(?i)((?:password|pwd|sslpassword|secret|token)=)(\\{(?:[^}]|\\}\\})*(?:\\}|$)|[^&;\\s]*)");
     // user:password@ in a URI (amqp://guest:guest@host).
     private static final Pattern USER_INFO = Pattern.compile("(//[^/:@\\s]*:)([^@/\\s]*)(@)");
 

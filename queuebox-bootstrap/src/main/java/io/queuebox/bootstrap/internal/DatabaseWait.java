@@ -38,6 +38,29 @@ public final class DatabaseWait {
      * @throws ConfigException when the database refused the login or does not exist
      */
     public static void await(DataSource dataSource, String displayUrl, Duration deadline) {
+        await(dataSource, displayUrl, deadline, ConnectionKeys.DATABASE);
+    }
+
+    /**
+     * The configuration keys a refusal names: those of the account and the location this pool connects with,
+     * so that a refused capture login names {@code outbox.capture.connection.username}, not database.username.
+     *
+     * @param user     the key of the account's user
+     * @param password the key of its password
+     * @param location the key that says where the pool connects
+     */
+    public record ConnectionKeys(String user, String password, String location) {
+
+        public static final ConnectionKeys DATABASE = new ConnectionKeys(Keys.DATABASE_USERNAME.name(),
+                Keys.DATABASE_PASSWORD.name(), Keys.DATABASE_URL.name());
+
+        String fix() {
+            return "set " + user + " and " + password + " to an account the database accepts";
+        }
+    }
+
+    /** {@link #await(DataSource, String, Duration)}, a refusal naming {@code keys}. */
+    public static void await(DataSource dataSource, String displayUrl, Duration deadline, ConnectionKeys keys) {
         long start = System.nanoTime();
         Duration delay = FIRST_DELAY;
         int attempt = 0;
@@ -52,7 +75,7 @@ public final class DatabaseWait {
                 }
             } catch (SQLException e) {
                 SQLException cause = driverCause(e);
-                refusal(cause, dataSource, displayUrl).ifPresent(problem -> {
+                refusal(cause, dataSource, displayUrl, keys).ifPresent(problem -> {
                     throw new ConfigException(List.of(problem));
                 });
                 Duration waited = Duration.ofNanos(System.nanoTime() - start);
@@ -102,21 +125,22 @@ public final class DatabaseWait {
      * A failure that no wait fixes, as the configuration problem it is: the database's adapter says whether the
      * server refused the login or the database (PostgreSQL by SQLSTATE, SQL Server by error number).
      */
-    private static java.util.Optional<ConfigProblem> refusal(SQLException e, DataSource dataSource, String displayUrl) {
+    private static java.util.Optional<ConfigProblem> refusal(SQLException e, DataSource dataSource, String displayUrl,
+                                                             ConnectionKeys keys) {
         java.util.Optional<ConnectRefusal> refusal = Databases.forUrl(displayUrl).flatMap(database -> database.refusal(e));
         if (refusal.isEmpty()) {
             return java.util.Optional.empty();
         }
         String detail = Masking.maskUrl(String.valueOf(e.getMessage()))
                 + (e.getSQLState() != null ? " (SQLSTATE " + e.getSQLState() + ")" : " (error " + e.getErrorCode() + ")");
+        String fix = keys.equals(ConnectionKeys.DATABASE) ? ACCOUNT_FIX : keys.fix();
         return java.util.Optional.of(switch (refusal.get()) {
-            case PASSWORD -> new ConfigProblem(Keys.DATABASE_PASSWORD.name(), null,
-                    "the database refused the login: " + detail + "; " + ACCOUNT_FIX);
-            case ACCOUNT -> new ConfigProblem(Keys.DATABASE_USERNAME.name(),
+            case PASSWORD -> new ConfigProblem(keys.password(), null, "the database refused the login: " + detail + "; " + fix);
+            case ACCOUNT -> new ConfigProblem(keys.user(),
                     dataSource instanceof HikariDataSource pool ? pool.getUsername() : null,
-                    "the database refused the login: " + detail + "; " + ACCOUNT_FIX);
-            case DATABASE -> new ConfigProblem(Keys.DATABASE_URL.name(), Masking.maskUrl(displayUrl),
-                    detail + "; create the database or fix its name in database.url");
+                    "the database refused the login: " + detail + "; " + fix);
+            case DATABASE -> new ConfigProblem(keys.location(), Masking.maskUrl(displayUrl),
+                    detail + "; create the database or fix its name in " + keys.location());
         });
     }
 

@@ -26,14 +26,22 @@ public final class Pools {
     }
 
     /**
-     * The capture pool, {@code outbox.capture.pool.maxSize} connections, on the capture connection (the
-     * {@code outbox.capture.connection.*} host, port, database and account, each defaulting to the database's).
+     * The capture pool, {@code outbox.capture.pool.maxSize} connections, on {@code database.url} with the capture
+     * account: the capture state table and the session lock live with the outbox, where every relay of the
+     * table meets them and where they can be written (a replica in {@code outbox.capture.connection.*} could not).
      */
     public static HikariDataSource capture(QueueBoxConfig config, MeterRegistry registry) {
-        Settings.Account account = Settings.captureAccount(config);
-        return create(config, "queuebox-capture", Settings.captureUrl(config), config.integer(Keys.CAPTURE_POOL_MAX_SIZE),
-                Optional.of(account.username()).filter(u -> !u.isEmpty()),
-                Optional.of(account.password()).filter(p -> !p.isEmpty()), registry,
+        return captureAccountPool(config, "queuebox-capture", config.string(Keys.DATABASE_URL),
+                config.integer(Keys.CAPTURE_POOL_MAX_SIZE), registry, config.longValue(Keys.DATABASE_SOCKET_TIMEOUT_MS));
+    }
+
+    /**
+     * Two connections at the capture location ({@code outbox.capture.connection.*}), for what must ask the
+     * database capture reads: the source checks (slot and publication, or CDC and the Agent) and the
+     * retained-WAL monitor. Only needed when that location differs from {@code database.url}.
+     */
+    public static HikariDataSource captureSource(QueueBoxConfig config, MeterRegistry registry) {
+        return captureAccountPool(config, "queuebox-capture-source", Settings.captureUrl(config), 2, registry,
                 config.longValue(Keys.DATABASE_SOCKET_TIMEOUT_MS));
     }
 
@@ -44,12 +52,28 @@ public final class Pools {
                 config.optional(Keys.DATABASE_USERNAME), config.optional(Keys.DATABASE_PASSWORD), null, 0);
     }
 
-    /** A pool of two connections on the capture connection, for the capture operator commands. */
+    /** {@link #capture} for one capture operator command (status, reset). */
     public static HikariDataSource captureOperator(QueueBoxConfig config) {
+        return captureAccountPool(config, "queuebox-capture-operator", config.string(Keys.DATABASE_URL), 2, null, 0);
+    }
+
+    /** {@link #captureSource} for one capture operator command. */
+    public static HikariDataSource captureSourceOperator(QueueBoxConfig config) {
+        return captureAccountPool(config, "queuebox-capture-source-operator", Settings.captureUrl(config), 2, null, 0);
+    }
+
+    /** Whether the capture location differs from {@code database.url}, so that the source needs pools of its own. */
+    public static boolean captureSourceElsewhere(QueueBoxConfig config) {
+        return !Settings.captureUrl(config).equals(config.string(Keys.DATABASE_URL));
+    }
+
+    private static HikariDataSource captureAccountPool(QueueBoxConfig config, String name, String url, int maxSize,
+                                                       MeterRegistry registry, long socketTimeoutMs) {
         Settings.Account account = Settings.captureAccount(config);
-        return create(config, "queuebox-capture-operator", Settings.captureUrl(config), 2,
-                Optional.of(account.username()).filter(u -> !u.isEmpty()),
-                Optional.of(account.password()).filter(p -> !p.isEmpty()), null, 0);
+        // An account of capture's own must not lose to the one written in database.url.
+        String target = config.optional(Keys.CAPTURE_USERNAME).isPresent() ? Databases.of(config).withoutAccount(url) : url;
+        return create(config, name, target, maxSize, Optional.of(account.username()).filter(u -> !u.isEmpty()),
+                Optional.of(account.password()).filter(p -> !p.isEmpty()), registry, socketTimeoutMs);
     }
 
     private static HikariDataSource create(QueueBoxConfig config, String name, String url, int maxSize,

@@ -179,7 +179,8 @@ public final class Relay implements AutoCloseable {
         StateDirectoryCheck.problem(Path.of(captureSettings.stateDirectory())).ifPresent(problem ->
                 LOG.error("{}; capture cannot run, delivery goes on and polls every {} ms", problem,
                         captureSettings.reconciliationInterval().toMillis()));
-        CaptureSourceInspector inspector = database.captureSourceInspector();
+        // The slot (or CDC) is checked where capture reads: a replica in outbox.capture.connection.* has its own.
+        CaptureSourceInspector inspector = sourceInspector(database, registry);
         CaptureSupervisor supervisor = CaptureSupervisor.builder()
                 .settings(captureSettings)
                 .stateStore(database.captureStateStore())
@@ -204,6 +205,15 @@ public final class Relay implements AutoCloseable {
                 resources.push(RetainedWalMonitor.start(inspector, captureSettings, Long.parseLong(warnBytes),
                         config.millis(Keys.METRICS_BACKLOG_SAMPLE_MS), registry)));
         return supervisor;
+    }
+
+    private CaptureSourceInspector sourceInspector(OutboxDatabase database, PrometheusMeterRegistry registry) {
+        if (!Pools.captureSourceElsewhere(config)) {
+            return database.captureSourceInspector();
+        }
+        HikariDataSource sourcePool = Pools.captureSource(config, registry);
+        resources.push(sourcePool);
+        return Databases.of(config).open(sourcePool, Settings.outbox(config)).captureSourceInspector();
     }
 
     private static void bindJvmMetrics(PrometheusMeterRegistry registry) {

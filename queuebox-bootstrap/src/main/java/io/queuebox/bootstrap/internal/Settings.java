@@ -120,6 +120,25 @@ public final class Settings {
         return new Account(username, password);
     }
 
+    /**
+     * The keys a refused capture connection names: the capture account's own keys when set, and, for the
+     * capture location ({@code source}), the {@code outbox.capture.connection.*} key that moved it.
+     */
+    public static DatabaseWait.ConnectionKeys captureKeys(QueueBoxConfig config, boolean source) {
+        String user = (config.optional(Keys.CAPTURE_USERNAME).isPresent() ? Keys.CAPTURE_USERNAME : Keys.DATABASE_USERNAME).name();
+        String password = (config.optional(Keys.CAPTURE_PASSWORD).isPresent() ? Keys.CAPTURE_PASSWORD : Keys.DATABASE_PASSWORD).name();
+        String location = Keys.DATABASE_URL.name();
+        if (source) {
+            for (var key : java.util.List.of(Keys.CAPTURE_DATABASE, Keys.CAPTURE_HOST, Keys.CAPTURE_PORT)) {
+                if (config.optional(key).isPresent()) {
+                    location = key.name();
+                    break;
+                }
+            }
+        }
+        return new DatabaseWait.ConnectionKeys(user, password, location);
+    }
+
     /** A database account; {@link #toString()} never shows the password. */
     public record Account(String username, String password) {
         @Override

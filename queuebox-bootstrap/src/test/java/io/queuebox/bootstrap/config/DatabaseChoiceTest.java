@@ -85,4 +85,22 @@ class DatabaseChoiceTest {
         assertThat(config(SQLSERVER + ";user=relay", "outbox.capture.enabled", "true", "outbox.capture.mode",
                 "sqlserver-cdc").bool(Keys.CAPTURE_ENABLED)).isTrue();
     }
+
+    @Test
+    void aBracedSqlServerPasswordIsAcceptedAndMaskedWhole() {
+        QueueBoxConfig config = config("jdbc:sqlserver://mssql:1433;databaseName=shop;user=relay;password={Sup3r;S3cret}");
+
+        assertThat(config.describe()).anyMatch(line -> line.startsWith("database.url = "))
+                .noneMatch(line -> line.contains("S3cret") || line.contains("Sup3r"));
+        assertThat(Masking.maskUrl("jdbc:sqlserver://m;password={a;b}}c};encrypt=true"))
+                .isEqualTo("jdbc:sqlserver://m;password=******;encrypt=true");
+    }
+
+    @Test
+    void onSqlServerTheSocketTimeoutLeavesRoomForTheServerSideCancel() {
+        assertThatThrownBy(() -> config(SQLSERVER, "database.socketTimeoutMs", "1500"))
+                .hasMessageContaining("database.socketTimeoutMs = '1500': at least 2000 ms (or 0) on SQL Server");
+        assertThat(config(POSTGRES, "database.socketTimeoutMs", "1500").longValue(Keys.DATABASE_SOCKET_TIMEOUT_MS))
+                .isEqualTo(1500);
+    }
 }

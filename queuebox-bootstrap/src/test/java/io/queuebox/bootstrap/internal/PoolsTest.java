@@ -62,7 +62,7 @@ class PoolsTest {
     }
 
     @Test
-    void theCapturePoolsGoWhereOutboxCaptureConnectionSaysNotToDatabaseUrl() throws Exception {
+    void captureReadsWhereOutboxCaptureConnectionSaysWhileItsStateAndLockStayWithTheOutbox() throws Exception {
         String other = "qb_capture_elsewhere_" + Long.toHexString(System.nanoTime());
         try (Connection admin = java.sql.DriverManager.getConnection(TestServices.postgresUrl());
              java.sql.Statement statement = admin.createStatement()) {
@@ -72,13 +72,20 @@ class PoolsTest {
             // database.url names the application database; capture is told to read another one (a replica's stand-in).
             QueueBoxConfig config = configFor(TestServices.postgresUrl(), "outbox.capture.connection.database", other);
 
+            assertThat(Pools.captureSourceElsewhere(config)).isTrue();
             try (HikariDataSource delivery = Pools.delivery(config, null);
                  HikariDataSource capture = Pools.capture(config, null);
-                 HikariDataSource captureOperator = Pools.captureOperator(config)) {
-                assertThat(currentDatabase(delivery)).isNotEqualTo(other);
-                assertThat(currentDatabase(capture)).as("lock, state table, source checks, WAL monitor").isEqualTo(other);
-                assertThat(currentDatabase(captureOperator)).as("capture status and reset").isEqualTo(other);
+                 HikariDataSource source = Pools.captureSource(config, null);
+                 HikariDataSource captureOperator = Pools.captureOperator(config);
+                 HikariDataSource sourceOperator = Pools.captureSourceOperator(config)) {
+                String application = currentDatabase(delivery);
+                assertThat(application).isNotEqualTo(other);
+                assertThat(currentDatabase(capture)).as("state table and lock stay with the outbox").isEqualTo(application);
+                assertThat(currentDatabase(captureOperator)).isEqualTo(application);
+                assertThat(currentDatabase(source)).as("source checks and WAL monitor where capture reads").isEqualTo(other);
+                assertThat(currentDatabase(sourceOperator)).as("capture status asks the same").isEqualTo(other);
             }
+            assertThat(Pools.captureSourceElsewhere(configFor(TestServices.postgresUrl()))).isFalse();
         } finally {
             try (Connection admin = java.sql.DriverManager.getConnection(TestServices.postgresUrl());
                  java.sql.Statement statement = admin.createStatement()) {
