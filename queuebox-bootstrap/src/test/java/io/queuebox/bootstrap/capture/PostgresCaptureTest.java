@@ -71,6 +71,18 @@ class PostgresCaptureTest {
         assertFaultKeepsDelivering(bed.settings(stateDir), FaultReason.STATE_MISSING, "volume is missing or empty");
     }
 
+    /** Issue 13: an empty volume next to a row of other settings used to start fresh, on a new slot, in silence. */
+    @Test
+    void anEmptyVolumeAfterASettingsChangeStopsCaptureNamingTheSetting() throws Exception {
+        runCaptureOnceAndStop();
+        new FileCaptureStateDirectory(stateDir).clear();
+
+        assertFaultKeepsDelivering(bed.settings(stateDir, fp -> new CaptureFingerprint(fp.slot() + "_new",
+                fp.publication(), fp.schema(), fp.table(), fp.host(), fp.database())), FaultReason.STATE_MISSING,
+                "with other settings than now: slot (was '" + bed.slot + "', now '" + bed.slot + "_new')");
+        assertThat(new FileCaptureStateDirectory(stateDir).readIdentity()).as("no fresh identity").isEmpty();
+    }
+
     @Test
     void stateFilesOfAnotherInstanceStopCapture() throws Exception {
         runCaptureOnceAndStop();
@@ -123,6 +135,42 @@ class PostgresCaptureTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> supervisor.status().state() == State.RUNNING
                 && bed.connectorsCreated.get() == 2);
         assertThat(supervisor.health().isUp()).isTrue();
+    }
+
+    /**
+     * Issue 13: the lock was checked only when the connector restarted, so a terminated lock session went unnoticed
+     * while the replication connection kept streaming. Now it is found within one reconciliation interval, reported
+     * as OWNERSHIP_LOST while delivery goes on, and, nobody else holding the lock, taken again.
+     */
+    @Test
+    void aTerminatedLockSessionIsReportedWithinOneReconciliationIntervalWhileDeliveryGoesOn() throws Exception {
+        CaptureSupervisor supervisor = bed.supervisor(bed.settings(stateDir));
+        RecordingPublisher publisher = RecordingPublisher.acking();
+        bed.engine(supervisor, publisher, CaptureTestBed.RECONCILIATION);
+        awaitStreaming(supervisor);
+        CaptureIdentity identity = bed.identityIn(stateDir);
+
+        long killedAt = System.nanoTime();
+        assertThat(bed.killLockSession()).as("the owner's lock session was terminated").isEqualTo(1);
+        await().pollInterval(Duration.ofMillis(5)).atMost(Duration.ofSeconds(10))
+                .until(() -> supervisor.status().fault().filter(FaultReason.OWNERSHIP_LOST::equals).isPresent());
+        Duration detectedAfter = Duration.ofNanos(System.nanoTime() - killedAt);
+        System.out.printf("[capture] lock loss reported %d ms after the kill (reconciliation interval %d ms)%n",
+                detectedAfter.toMillis(), CaptureTestBed.RECONCILIATION.toMillis());
+
+        assertThat(detectedAfter).as("reported within one reconciliation interval plus slack")
+                .isLessThanOrEqualTo(CaptureTestBed.RECONCILIATION.plusMillis(1000));
+        assertThat(supervisor.status().state()).isEqualTo(State.FAULT);
+        assertThat(supervisor.status().message()).contains("OWNERSHIP_LOST").contains(identity.value());
+        assertThat(supervisor.health().isUp()).as("the advisory component reports the fault").isFalse();
+        List<OutboxEvent> afterKill = bed.write(5);
+        await().atMost(Duration.ofSeconds(15)).until(() -> publisher.deliveredIds().containsAll(ids(afterKill)));
+
+        // Nobody else holds the lock: after the restart backoff the same identity streams again.
+        await().atMost(Duration.ofSeconds(60)).until(() -> supervisor.status().state() == State.RUNNING
+                && bed.connectorsCreated.get() >= 2);
+        assertThat(supervisor.status().identity()).contains(identity);
+        assertThat(supervisor.status().fault()).isEmpty();
     }
 
     @Test
