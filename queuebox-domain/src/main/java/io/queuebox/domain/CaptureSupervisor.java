@@ -373,10 +373,19 @@ public final class CaptureSupervisor implements WakeSource {
         if (listener != null) {
             listener.wake(WakeReason.CAPTURE_RESTART);
         }
-        if (identity != null && stateStore.find(identity).isPresent()) {
+        if (identity != null && isRecorded(identity)) {
             recordStatus(identity, "FAULT", reason + ": " + message);
         }
         return Optional.empty();
+    }
+
+    /** Whether the identity has a row; false when the database cannot tell (a lost lock often means it is down). */
+    private boolean isRecorded(CaptureIdentity identity) {
+        try {
+            return stateStore.find(identity).isPresent();
+        } catch (RuntimeException unreachable) {
+            return false;
+        }
     }
 
     private void recordStatus(CaptureIdentity identity, String state, String reason) {

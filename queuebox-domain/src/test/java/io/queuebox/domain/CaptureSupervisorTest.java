@@ -236,6 +236,30 @@ class CaptureSupervisorTest {
         other.get().close();
     }
 
+    /** A lost lock often means the database is down: reporting the fault must not depend on it answering. */
+    @Test
+    void aLockLostWhileTheDatabaseIsDownIsReportedAsOwnershipLostAndTakenAgainOnceItAnswers() {
+        CaptureSupervisor supervisor = started(SHORT_INTERVAL);
+        awaitState(supervisor, State.RUNNING);
+        CaptureIdentity identity = supervisor.status().identity().orElseThrow();
+
+        rows.down = true;
+        locks.loseSession(identity);
+
+        await(() -> supervisor.status().state() == State.FAULT, Duration.ofSeconds(5));
+        assertThat(supervisor.status().fault()).contains(FaultReason.OWNERSHIP_LOST);
+        sleepQuietly(Duration.ofMillis(300));
+        assertThat(supervisor.status().fault()).as("still the lost ownership during the backoff, not a failure to"
+                + " record it").contains(FaultReason.OWNERSHIP_LOST);
+        assertThat(connectors.created.get(0).closed).isTrue();
+
+        rows.down = false;
+        await(() -> connectors.created.size() == 2 && supervisor.status().state() == State.RUNNING,
+                Duration.ofSeconds(10));
+        assertThat(supervisor.status().state()).isEqualTo(State.RUNNING);
+        assertThat(supervisor.status().identity()).contains(identity);
+    }
+
     @Test
     void theLockIsCheckedAboutOncePerReconciliationIntervalWhileRunning() {
         CaptureSupervisor supervisor = started(SHORT_INTERVAL);
@@ -340,14 +364,24 @@ class CaptureSupervisorTest {
 
     private static final class RowStore implements CaptureStateStore {
         private final List<CaptureStateRecord> records = new CopyOnWriteArrayList<>();
+        /** The database does not answer: every call fails, as a JDBC store's would. */
+        volatile boolean down;
+
+        private void answer() {
+            if (down) {
+                throw new IllegalStateException("Connection to db-host:5432 refused");
+            }
+        }
 
         @Override
         public List<CaptureStateRecord> findAll() {
+            answer();
             return List.copyOf(records);
         }
 
         @Override
         public void recordStart(CaptureIdentity identity, CaptureMode mode, CaptureFingerprint fingerprint) {
+            answer();
             records.removeIf(r -> r.identity().equals(identity));
             records.add(new CaptureStateRecord(identity, mode, fingerprint, Instant.EPOCH, Instant.EPOCH));
         }
@@ -356,6 +390,7 @@ class CaptureSupervisorTest {
 
         @Override
         public void recordStatus(CaptureIdentity identity, String state, String faultReason) {
+            answer();
             statuses.add(identity + " " + state + (faultReason == null ? "" : " " + faultReason));
         }
 
