@@ -3,6 +3,7 @@ package io.queuebox.bootstrap.capture;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.queuebox.bootstrap.cli.Cli;
 import io.queuebox.capture.FileCaptureStateDirectory;
 import io.queuebox.domain.CaptureStatus.FaultReason;
 import io.queuebox.domain.CaptureStatus.State;
@@ -14,11 +15,14 @@ import io.queuebox.ports.OutboxEvent;
 import io.queuebox.postgres.PostgresOutbox;
 import io.queuebox.postgres.PostgresOutboxSettings;
 import io.queuebox.testkit.publisher.RecordingPublisher;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
@@ -81,6 +85,41 @@ class PostgresCaptureTest {
                 fp.publication(), fp.schema(), fp.table(), fp.host(), fp.database())), FaultReason.STATE_MISSING,
                 "with other settings than now: slot (was '" + bed.slot + "', now '" + bed.slot + "_new')");
         assertThat(new FileCaptureStateDirectory(stateDir).readIdentity()).as("no fresh identity").isEmpty();
+    }
+
+    /** The recovery the how-to gives for STATE_MISSING with other settings: reset the identity it names, restart. */
+    @Test
+    void resettingTheNamedIdentityAfterStateMissingStartsCaptureFresh() throws Exception {
+        runCaptureOnceAndStop();
+        CaptureIdentity old = bed.identityIn(stateDir);
+        new FileCaptureStateDirectory(stateDir).clear();
+        CaptureSettings moved = bed.settings(stateDir, fp -> new CaptureFingerprint(fp.slot() + "_new",
+                fp.publication(), fp.schema(), fp.table(), fp.host(), fp.database()));
+        CaptureSupervisor faulted = bed.supervisor(moved);
+        faulted.start(reason -> { });
+        awaitState(faulted, State.FAULT);
+        assertThat(faulted.status().message()).contains("as identity " + old);
+        faulted.close();
+
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = Cli.execute(Map.of("QUEUEBOX_DATABASE_URL", bed.url(),
+                        "QUEUEBOX_BROKER_TYPE", "rabbitmq", "QUEUEBOX_OUTBOX_CAPTURE_ENABLED", "true",
+                        "QUEUEBOX_OUTBOX_CAPTURE_MODE", "postgres-logical",
+                        "QUEUEBOX_OUTBOX_CAPTURE_STATE_DIRECTORY", stateDir.toString(),
+                        "QUEUEBOX_OUTBOX_CAPTURE_SLOT", moved.fingerprint().slot(),
+                        "QUEUEBOX_OUTBOX_CAPTURE_PUBLICATION", "qb_pub"),
+                new PrintWriter(out, true), new PrintWriter(err, true),
+                "capture", "reset", "--identity", old.value(), "--confirm");
+        assertThat(code).as(err.toString()).isZero();
+
+        CaptureSupervisor fresh = bed.supervisor(moved);
+        RecordingPublisher publisher = RecordingPublisher.acking();
+        bed.engine(fresh, publisher, Duration.ofSeconds(120));
+        awaitState(fresh, State.RUNNING);
+        assertThat(bed.identityIn(stateDir)).as("a new identity").isNotEqualTo(old);
+        List<OutboxEvent> written = bed.write(3);
+        await().atMost(Duration.ofSeconds(30)).until(() -> publisher.deliveredIds().containsAll(ids(written)));
     }
 
     @Test
