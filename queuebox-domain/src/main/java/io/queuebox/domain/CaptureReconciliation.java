@@ -28,10 +28,13 @@ import java.util.Optional;
  *       <li>else the lock for {@code X} was not acquired: {@link FaultReason#IDENTITY_OWNED};</li>
  *       <li>else {@link Resume} {@code X}.</li>
  *     </ol></li>
- *   <li>The directory is empty (no identity, no offsets) and a row has the current fingerprint:
- *       {@link FaultReason#STATE_MISSING}.</li>
- *   <li>Otherwise: {@link StartFresh} with the fresh identity, if its lock was acquired; else
- *       {@link FaultReason#IDENTITY_OWNED}.</li>
+ *   <li>The directory is empty (no identity, no offsets) and the table has any row, whatever its
+ *       fingerprint or mode: {@link FaultReason#STATE_MISSING}, naming every recorded identity and, for each
+ *       whose settings differ from the current ones, the settings that differ. Only an operator knows whether
+ *       the volume was lost (restore it, or adopt the identity) or the identity is retired (reset it, which
+ *       deletes its row).</li>
+ *   <li>Otherwise (an empty directory and an empty table): {@link StartFresh} with the fresh identity, if
+ *       its lock was acquired; else {@link FaultReason#IDENTITY_OWNED}.</li>
  * </ol>
  *
  * <p>The caller takes the lock before deciding, for {@link #identityToLock} (the file's identity, or
@@ -79,7 +82,7 @@ public final class CaptureReconciliation {
                 return new Fault(FaultReason.FOREIGN_STATE, "the state files belong to a different instance: the"
                         + " state directory names identity " + identity + ", which never ran against this database");
             }
-            List<String> changes = changes(row.get(), fingerprint, mode);
+            List<String> changes = settingsChanges(row.get(), fingerprint, mode);
             if (!changes.isEmpty()) {
                 return new Fault(FaultReason.SETTINGS_CHANGED, "the capture settings changed since identity "
                         + identity + " last ran, so its recorded offsets are meaningless: " + String.join(", ", changes));
@@ -93,12 +96,8 @@ public final class CaptureReconciliation {
             }
             return new Resume(identity);
         }
-        Optional<CaptureStateRecord> ranBefore = records.stream()
-                .filter(r -> r.fingerprint().equals(fingerprint))
-                .max(Comparator.comparing(CaptureStateRecord::lastRunAt));
-        if (ranBefore.isPresent()) {
-            return new Fault(FaultReason.STATE_MISSING, "the volume is missing or empty, but the database says"
-                    + " capture ran before as identity " + ranBefore.get().identity());
+        if (!records.isEmpty()) {
+            return stateMissing(records, fingerprint, mode);
         }
         if (!lockAcquired) {
             return owned(freshIdentity);
@@ -106,11 +105,48 @@ public final class CaptureReconciliation {
         return new StartFresh(freshIdentity);
     }
 
+    /**
+     * Any recorded identity counts, whatever its settings: an empty volume next to a row of other settings is
+     * as likely a lost volume plus a changed setting as it is a new capture, and only the operator knows which.
+     */
+    private static Fault stateMissing(List<CaptureStateRecord> records, CaptureFingerprint fingerprint,
+                                      CaptureMode mode) {
+        List<CaptureStateRecord> latestFirst = records.stream()
+                .sorted(Comparator.comparing(CaptureStateRecord::lastRunAt).reversed()
+                        .thenComparing(r -> r.identity().value()))
+                .toList();
+        String ranAs;
+        if (latestFirst.size() == 1) {
+            CaptureStateRecord row = latestFirst.get(0);
+            List<String> changes = settingsChanges(row, fingerprint, mode);
+            ranAs = "identity " + row.identity()
+                    + (changes.isEmpty() ? "" : ", with other settings than now: " + String.join(", ", changes));
+        } else {
+            List<String> identities = new ArrayList<>();
+            for (CaptureStateRecord row : latestFirst) {
+                List<String> changes = settingsChanges(row, fingerprint, mode);
+                identities.add(row.identity() + " (last run " + row.lastRunAt() + ", "
+                        + (changes.isEmpty() ? "the current settings"
+                                : "with other settings than now: " + String.join(", ", changes)) + ")");
+            }
+            ranAs = "identities " + String.join(", ", identities);
+        }
+        return new Fault(FaultReason.STATE_MISSING, "the volume is missing or empty, but the database says capture"
+                + " ran before as " + ranAs);
+    }
+
     private static Fault owned(CaptureIdentity identity) {
         return new Fault(FaultReason.IDENTITY_OWNED, "the identity " + identity + " already has an owner");
     }
 
-    private static List<String> changes(CaptureStateRecord row, CaptureFingerprint current, CaptureMode mode) {
+    /**
+     * The settings of {@code row} that differ from the current ones, each as {@code name (was 'old', now 'new')},
+     * the mode first, then in {@link CaptureFingerprint#differencesFrom} order; empty when nothing changed.
+     */
+    public static List<String> settingsChanges(CaptureStateRecord row, CaptureFingerprint current, CaptureMode mode) {
+        Objects.requireNonNull(row, "row");
+        Objects.requireNonNull(current, "current");
+        Objects.requireNonNull(mode, "mode");
         List<String> changes = new ArrayList<>();
         if (row.mode() != mode) {
             changes.add("mode (was '" + row.mode().configName() + "', now '" + mode.configName() + "')");

@@ -26,7 +26,10 @@ public record CaptureStatus(State state, Optional<CaptureIdentity> identity, Opt
         RUNNING,
         /** The connector failed; it is restarted with backoff. */
         RETRYING,
-        /** A fault that needs an operator; capture stays stopped and does not retry. */
+        /**
+         * A fault; capture is stopped. Every fault but {@link FaultReason#OWNERSHIP_LOST} needs an operator and is
+         * not retried; after a lost lock capture tries to take it again with the restart backoff.
+         */
         FAULT,
         /** Capture was closed. */
         STOPPED
@@ -51,7 +54,11 @@ public record CaptureStatus(State state, Optional<CaptureIdentity> identity, Opt
         STATE_DIRECTORY_NOT_WRITABLE,
         /** The database is not set up for capture (publication, wal_level, CDC, Agent). */
         SOURCE_NOT_READY,
-        /** The database session that held the owner's lock was lost. */
+        /**
+         * The database session that held the owner's lock was lost while capture ran (found within one
+         * reconciliation interval). The connector is stopped; the lock is taken again after the restart backoff,
+         * unless another process holds it now ({@link #IDENTITY_OWNED}).
+         */
         OWNERSHIP_LOST
     }
 

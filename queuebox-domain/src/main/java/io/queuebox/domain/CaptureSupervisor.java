@@ -36,10 +36,13 @@ import java.util.function.Supplier;
  * {@link CaptureRestartBackoff} (1 s up to 30 s), waking delivery on every attempt.
  *
  * <p>A fault that needs a decision (the reconciliation faults, a state directory that cannot be
- * written, a database not set up for capture, a lost lock) stops capture for good and is reported; it
- * never retries and never touches delivery. Transient errors (the database unreachable while
- * reconciling) are retried with the same backoff. The lock is held from reconciliation until
- * {@link #close()}.
+ * written, a database not set up for capture) stops capture for good and is reported; it never retries
+ * and never touches delivery. Transient errors (the database unreachable while reconciling) are retried
+ * with the same backoff. The lock is held from reconciliation until {@link #close()}, and checked at
+ * least once per {@link CaptureSettings#reconciliationInterval()} while the connector runs (and before
+ * each restart): a lost lock stops the connector and is reported as {@link FaultReason#OWNERSHIP_LOST},
+ * then, after the restart backoff, capture reconciles again and takes the lock anew, or reports
+ * {@link FaultReason#IDENTITY_OWNED} when another process holds it now.
  */
 public final class CaptureSupervisor implements WakeSource {
 
@@ -153,46 +156,72 @@ public final class CaptureSupervisor implements WakeSource {
     private void supervise(WakeListener delivery) {
         CaptureRestartBackoff backoff = CaptureRestartBackoff.initial();
         try {
-            Optional<CaptureIdentity> identity = Optional.empty();
-            while (identity.isEmpty()) {
-                Instant attemptStart = clock.instant();
-                try {
-                    identity = reconcile();
-                    if (identity.isEmpty()) {
-                        return; // a fault: reported, no retry
+            while (true) {
+                Optional<CaptureIdentity> identity = Optional.empty();
+                while (identity.isEmpty()) {
+                    Instant attemptStart = clock.instant();
+                    try {
+                        identity = reconcile();
+                        if (identity.isEmpty()) {
+                            return; // a fault: reported, no retry
+                        }
+                    } catch (RuntimeException transientError) {
+                        releaseLock();
+                        backoff = backoff.failedAfter(Duration.between(attemptStart, clock.instant()));
+                        if (!retryAfter(null, transientError, backoff, delivery)) {
+                            return;
+                        }
                     }
-                } catch (RuntimeException transientError) {
-                    releaseLock();
+                }
+                boolean restart = false;
+                while (true) {
+                    Instant attemptStart = clock.instant();
+                    Throwable failure;
+                    try {
+                        RunEnd end = runConnector(identity.get(), delivery, restart);
+                        if (end == RunEnd.CLOSED_OR_FAULT) {
+                            return;
+                        }
+                        if (end == RunEnd.OWNERSHIP_LOST) {
+                            backoff = backoff.failedAfter(Duration.between(attemptStart, clock.instant()));
+                            ownershipLost(identity.get(), backoff);
+                            stopConnector();
+                            releaseLock();
+                            awaitClosed(backoff.delay());
+                            if (isClosed()) {
+                                return;
+                            }
+                            break; // reconcile again: takes the lock anew, or reports who owns it now
+                        }
+                        failure = end.failure();
+                    } catch (RuntimeException startError) {
+                        stopConnector();
+                        failure = startError;
+                    }
+                    restart = true;
                     backoff = backoff.failedAfter(Duration.between(attemptStart, clock.instant()));
-                    if (!retryAfter(null, transientError, backoff, delivery)) {
+                    if (!retryAfter(identity.get(), failure, backoff, delivery)) {
                         return;
                     }
-                }
-            }
-            boolean restart = false;
-            while (true) {
-                Instant attemptStart = clock.instant();
-                Throwable failure;
-                try {
-                    Optional<Throwable> stopped = runConnector(identity.get(), delivery, restart);
-                    if (stopped.isEmpty()) {
-                        return; // closed, or a fault
-                    }
-                    failure = stopped.get();
-                } catch (RuntimeException startError) {
-                    stopConnector();
-                    failure = startError;
-                }
-                restart = true;
-                backoff = backoff.failedAfter(Duration.between(attemptStart, clock.instant()));
-                if (!retryAfter(identity.get(), failure, backoff, delivery)) {
-                    return;
                 }
             }
         } finally {
             stopConnector();
             releaseLock();
         }
+    }
+
+    /**
+     * Lost ownership is reported as the fault {@link FaultReason#OWNERSHIP_LOST}, but unlike the other faults it
+     * needs no decision: the state directory, the row and the settings did not change, so taking the lock again
+     * is what a restart of QueueBox would do. Another process that took the lock meanwhile is then reported as
+     * {@link FaultReason#IDENTITY_OWNED}, which is not retried.
+     */
+    private void ownershipLost(CaptureIdentity identity, CaptureRestartBackoff backoff) {
+        fault(FaultReason.OWNERSHIP_LOST, identity, "the database session holding the lock of identity " + identity
+                + " was lost (a terminated session, a database restart or a broken connection), so this process may"
+                + " no longer be the only owner; capture stopped, delivery goes on through SQL; taking the lock"
+                + " again in " + backoff.delay().toSeconds() + " s");
     }
 
     /** Reports the failure, wakes delivery, waits out the backoff; false when closed meanwhile. */
@@ -240,19 +269,39 @@ public final class CaptureSupervisor implements WakeSource {
         return Optional.of(identity);
     }
 
+    /** How one run of a connector ended: closed or a fault reported, the lock lost, or the connector failed. */
+    private record RunEnd(Kind kind, Throwable failure) {
+        enum Kind { CLOSED_OR_FAULT, OWNERSHIP_LOST, FAILED }
+
+        /** Closed, or a fault was reported: supervising ends. */
+        static final RunEnd CLOSED_OR_FAULT = new RunEnd(Kind.CLOSED_OR_FAULT, null);
+        /** The lock is no longer held; the connector may still run. */
+        static final RunEnd OWNERSHIP_LOST = new RunEnd(Kind.OWNERSHIP_LOST, null);
+
+        static RunEnd failed(Throwable failure) {
+            return new RunEnd(Kind.FAILED, Objects.requireNonNull(failure, "failure"));
+        }
+    }
+
     /**
-     * Runs one connector until it fails (its error), or until close or a fault (empty). Reconciliation has
-     * just checked the lock and the source before the first run; a restart checks them again.
+     * Runs one connector until it fails, until the lock is found lost (checked at least once per reconciliation
+     * interval), or until close or a fault. Reconciliation has just checked the lock and the source before the
+     * first run; a restart checks them again.
      */
-    private Optional<Throwable> runConnector(CaptureIdentity identity, WakeListener delivery, boolean restart) {
-        if (restart && !sourceStillValid(identity)) {
-            return Optional.empty();
+    private RunEnd runConnector(CaptureIdentity identity, WakeListener delivery, boolean restart) {
+        if (restart) {
+            if (!lockStillHeld()) {
+                return RunEnd.OWNERSHIP_LOST;
+            }
+            if (!sourceStillValid(identity)) {
+                return RunEnd.CLOSED_OR_FAULT;
+            }
         }
         CaptureConnector started = connectors.create(settings, identity);
         monitor.lock();
         try {
             if (closed) {
-                return Optional.empty();
+                return RunEnd.CLOSED_OR_FAULT;
             }
             connectorFailure = null;
             connector = started;
@@ -280,22 +329,21 @@ public final class CaptureSupervisor implements WakeSource {
                 }
             }
         });
-        Throwable failure = awaitFailureOrClose();
-        stopConnector();
-        if (failure == null) {
-            return Optional.empty();
+        RunEnd end = awaitEnd();
+        if (end != RunEnd.OWNERSHIP_LOST) {
+            stopConnector();
         }
-        return Optional.of(failure);
+        return end;
     }
 
-    /** The lock still held and the slot and source still there; otherwise reports the fault. */
-    private boolean sourceStillValid(CaptureIdentity identity) {
+    /** Whether the lock is still held: a round trip to the database, made outside the monitor. */
+    private boolean lockStillHeld() {
         CaptureLock.Held owner = currentLock();
-        if (owner == null || !owner.isHeld()) {
-            fault(FaultReason.OWNERSHIP_LOST, identity, "the database session holding the lock of identity "
-                    + identity + " was lost; restart QueueBox to take ownership again");
-            return false;
-        }
+        return owner != null && owner.isHeld();
+    }
+
+    /** The slot and source still there; otherwise reports the fault. */
+    private boolean sourceStillValid(CaptureIdentity identity) {
         CaptureSourceReport report = inspector.inspect(settings);
         if (!report.slotExists() && directory.hasOffsets()) {
             // Starting now would let the connector create a new slot and silently skip the gap.
@@ -325,10 +373,19 @@ public final class CaptureSupervisor implements WakeSource {
         if (listener != null) {
             listener.wake(WakeReason.CAPTURE_RESTART);
         }
-        if (identity != null && stateStore.find(identity).isPresent()) {
+        if (identity != null && isRecorded(identity)) {
             recordStatus(identity, "FAULT", reason + ": " + message);
         }
         return Optional.empty();
+    }
+
+    /** Whether the identity has a row; false when the database cannot tell (a lost lock often means it is down). */
+    private boolean isRecorded(CaptureIdentity identity) {
+        try {
+            return stateStore.find(identity).isPresent();
+        } catch (RuntimeException unreachable) {
+            return false;
+        }
     }
 
     private void recordStatus(CaptureIdentity identity, String state, String reason) {
@@ -339,15 +396,36 @@ public final class CaptureSupervisor implements WakeSource {
         }
     }
 
-    private Throwable awaitFailureOrClose() {
-        monitor.lock();
-        try {
-            while (!closed && connectorFailure == null) {
-                changed.awaitUninterruptibly();
+    /**
+     * Waits for the connector to fail or for close, and checks the lock every reconciliation interval meanwhile:
+     * a lock backend that was terminated, or a database that restarted while the replication connection
+     * survived or reconnected, is noticed within one interval (plus the check's round trip).
+     */
+    private RunEnd awaitEnd() {
+        long interval = settings.reconciliationInterval().toNanos();
+        while (true) {
+            monitor.lock();
+            try {
+                long nanos = interval;
+                while (!closed && connectorFailure == null && nanos > 0) {
+                    try {
+                        nanos = changed.awaitNanos(nanos);
+                    } catch (InterruptedException e) {
+                        // Only close() ends supervising; the flag is cleared by the exception, keep waiting.
+                    }
+                }
+                if (closed) {
+                    return RunEnd.CLOSED_OR_FAULT;
+                }
+                if (connectorFailure != null) {
+                    return RunEnd.failed(connectorFailure);
+                }
+            } finally {
+                monitor.unlock();
             }
-            return closed ? null : connectorFailure;
-        } finally {
-            monitor.unlock();
+            if (!lockStillHeld() && !isClosed()) {
+                return RunEnd.OWNERSHIP_LOST;
+            }
         }
     }
 

@@ -86,13 +86,42 @@ class CaptureReconciliationTest {
         assertThat(aFirstStart().decide()).isEqualTo(new StartFresh(FRESH));
     }
 
+    /** Issue 13: a row of other settings is still a capture that ran, so an empty volume must not start fresh. */
     @Test
-    void anEmptyDirectoryWithOnlyRowsOfOtherSettingsStartsFresh() {
+    void anEmptyDirectoryWithARowOfOtherSettingsIsStateMissingNamingTheChangedSettings() {
+        Start start = aFirstStart();
+        start.rows = List.of(aRowFor(X, new CaptureFingerprint("old_slot", "queuebox_pub", "public", "outbox",
+                "old.local", "shop")));
+
+        Fault fault = (Fault) start.decide();
+
+        assertThat(fault.reason()).isEqualTo(FaultReason.STATE_MISSING);
+        assertThat(fault.message()).isEqualTo("the volume is missing or empty, but the database says capture ran"
+                + " before as identity x-1, with other settings than now: slot (was 'old_slot', now 'queuebox_slot'),"
+                + " host (was 'old.local', now 'db.local')");
+    }
+
+    @Test
+    void anEmptyDirectoryWithARowOfAnotherModeIsStateMissing() {
+        Start start = aFirstStart();
+        start.rows = List.of(new CaptureStateRecord(X, CaptureMode.SQLSERVER_CDC, SETTINGS, Instant.EPOCH,
+                Instant.EPOCH));
+
+        Fault fault = (Fault) start.decide();
+
+        assertThat(fault.reason()).isEqualTo(FaultReason.STATE_MISSING);
+        assertThat(fault.message()).endsWith("with other settings than now: mode (was 'sqlserver-cdc', now"
+                + " 'postgres-logical')");
+    }
+
+    @Test
+    void anEmptyDirectoryWithRowsOfOtherSettingsIsStateMissingEvenWhenTheLockIsHeldElsewhere() {
         Start start = aFirstStart();
         start.rows = List.of(aRowFor(X, new CaptureFingerprint("old_slot", "queuebox_pub", "public", "outbox",
                 "db.local", "shop")));
+        start.lockAcquired = false;
 
-        assertThat(start.decide()).isEqualTo(new StartFresh(FRESH));
+        assertThat(((Fault) start.decide()).reason()).isEqualTo(FaultReason.STATE_MISSING);
     }
 
     @Test
@@ -189,13 +218,27 @@ class CaptureReconciliationTest {
     }
 
     @Test
-    void stateMissingNamesTheMostRecentMatchingIdentity() {
+    void stateMissingNamesEveryRecordedIdentityTheMostRecentFirst() {
         Start start = aFirstStart();
         CaptureIdentity older = new CaptureIdentity("older");
-        start.rows = List.of(new CaptureStateRecord(older, PG, SETTINGS, Instant.EPOCH, Instant.EPOCH),
+        start.rows = List.of(new CaptureStateRecord(older, PG, new CaptureFingerprint("old_slot", "queuebox_pub",
+                        "public", "outbox", "db.local", "shop"), Instant.EPOCH, Instant.EPOCH),
                 aRowFor(X, SETTINGS));
 
-        assertThat(((Fault) start.decide()).message()).endsWith("as identity x-1");
+        assertThat(((Fault) start.decide()).message()).isEqualTo("the volume is missing or empty, but the database"
+                + " says capture ran before as identities x-1 (last run 2026-01-02T00:00:00Z, the current settings),"
+                + " older (last run 1970-01-01T00:00:00Z, with other settings than now: slot (was 'old_slot', now"
+                + " 'queuebox_slot'))");
+    }
+
+    @Test
+    void theSettingsChangesOfARowAreNamedForOperatorCommands() {
+        CaptureStateRecord row = aRowFor(X, new CaptureFingerprint("old_slot", "queuebox_pub", "public", "outbox",
+                "db.local", "shop"));
+
+        assertThat(CaptureReconciliation.settingsChanges(row, SETTINGS, PG))
+                .containsExactly("slot (was 'old_slot', now 'queuebox_slot')");
+        assertThat(CaptureReconciliation.settingsChanges(aRowFor(X, SETTINGS), SETTINGS, PG)).isEmpty();
     }
 
     @Test

@@ -19,12 +19,14 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -35,6 +37,8 @@ class CaptureSupervisorTest {
             new CaptureFingerprint("qb_slot", "qb_pub", "public", "queuebox_outbox", "db-host", "orders");
     private static final CaptureSettings SETTINGS = new CaptureSettings(true, CaptureMode.POSTGRES_LOGICAL,
             FINGERPRINT, 5432, "/var/lib/queuebox/capture", Duration.ofSeconds(30));
+    private static final CaptureSettings SHORT_INTERVAL = new CaptureSettings(true, CaptureMode.POSTGRES_LOGICAL,
+            FINGERPRINT, 5432, "/var/lib/queuebox/capture", Duration.ofMillis(200));
     private static final CaptureIdentity KNOWN = new CaptureIdentity("known-identity");
 
     private final RowStore rows = new RowStore();
@@ -175,6 +179,116 @@ class CaptureSupervisorTest {
         assertThat(connectors.created).hasSize(1);
     }
 
+    /**
+     * Issue 13: the lock was checked only when the connector restarted, so a terminated lock session went unnoticed
+     * for as long as the connector kept streaming.
+     */
+    @Test
+    void aLockLostWhileTheConnectorRunsIsReportedWithinOneReconciliationIntervalAndTakenAgain() {
+        CaptureSupervisor supervisor = started(SHORT_INTERVAL);
+        awaitState(supervisor, State.RUNNING);
+        CaptureIdentity identity = supervisor.status().identity().orElseThrow();
+        FakeConnector first = connectors.last();
+        int wakesBefore = wakes.count(WakeReason.CAPTURE_RESTART);
+
+        long lostAt = System.nanoTime();
+        locks.loseSession(identity);
+
+        await(() -> supervisor.status().state() == State.FAULT, Duration.ofSeconds(5));
+        Duration detectedAfter = Duration.ofNanos(System.nanoTime() - lostAt);
+        assertThat(supervisor.status().fault()).contains(FaultReason.OWNERSHIP_LOST);
+        assertThat(supervisor.status().message()).contains("OWNERSHIP_LOST").contains(identity.value())
+                .contains("session holding the lock").contains("taking the lock again in 1 s");
+        assertThat(detectedAfter).as("found within one reconciliation interval (200 ms) plus slack")
+                .isLessThan(SHORT_INTERVAL.reconciliationInterval().plusMillis(800));
+        assertThat(supervisor.health().isUp()).isFalse();
+        await(() -> first.closed, Duration.ofSeconds(1));
+        assertThat(first.closed).as("the connector of the lost owner is stopped").isTrue();
+        assertThat(wakes.count(WakeReason.CAPTURE_RESTART)).as("delivery is woken").isGreaterThan(wakesBefore);
+        assertThat(rows.statuses).anyMatch(s -> s.startsWith(identity + " FAULT OWNERSHIP_LOST: "));
+
+        // Nobody else took it: after the restart backoff (1 s) the same identity resumes with a new connector.
+        await(() -> connectors.created.size() == 2 && supervisor.status().state() == State.RUNNING,
+                Duration.ofSeconds(5));
+        assertThat(supervisor.status().state()).isEqualTo(State.RUNNING);
+        assertThat(supervisor.status().identity()).contains(identity);
+        assertThat(locks.held).containsExactly(identity.value());
+    }
+
+    @Test
+    void aLockTakenByAnotherProcessAfterItWasLostIsReportedAsOwnedAndNotRetried() {
+        CaptureSupervisor supervisor = started(SHORT_INTERVAL);
+        awaitState(supervisor, State.RUNNING);
+        CaptureIdentity identity = supervisor.status().identity().orElseThrow();
+
+        locks.loseSession(identity);
+        Optional<CaptureLock.Held> other = locks.tryAcquire(identity);
+        assertThat(other).as("another process takes the free lock").isPresent();
+
+        await(() -> supervisor.status().fault().filter(FaultReason.IDENTITY_OWNED::equals).isPresent(),
+                Duration.ofSeconds(5));
+        assertThat(supervisor.status().state()).isEqualTo(State.FAULT);
+        assertThat(supervisor.status().message()).contains("already has an owner");
+        sleepQuietly(Duration.ofMillis(1300));
+        assertThat(connectors.created).as("no connector after the first").hasSize(1);
+        assertThat(connectors.created.get(0).closed).isTrue();
+        assertThat(supervisor.status().fault()).contains(FaultReason.IDENTITY_OWNED);
+        other.get().close();
+    }
+
+    /** A lost lock often means the database is down: reporting the fault must not depend on it answering. */
+    @Test
+    void aLockLostWhileTheDatabaseIsDownIsReportedAsOwnershipLostAndTakenAgainOnceItAnswers() {
+        CaptureSupervisor supervisor = started(SHORT_INTERVAL);
+        awaitState(supervisor, State.RUNNING);
+        CaptureIdentity identity = supervisor.status().identity().orElseThrow();
+
+        rows.down = true;
+        locks.loseSession(identity);
+
+        await(() -> supervisor.status().state() == State.FAULT, Duration.ofSeconds(5));
+        assertThat(supervisor.status().fault()).contains(FaultReason.OWNERSHIP_LOST);
+        sleepQuietly(Duration.ofMillis(300));
+        assertThat(supervisor.status().fault()).as("still the lost ownership during the backoff, not a failure to"
+                + " record it").contains(FaultReason.OWNERSHIP_LOST);
+        assertThat(connectors.created.get(0).closed).isTrue();
+
+        rows.down = false;
+        await(() -> connectors.created.size() == 2 && supervisor.status().state() == State.RUNNING,
+                Duration.ofSeconds(10));
+        assertThat(supervisor.status().state()).isEqualTo(State.RUNNING);
+        assertThat(supervisor.status().identity()).contains(identity);
+    }
+
+    @Test
+    void theLockIsCheckedAboutOncePerReconciliationIntervalWhileRunning() {
+        CaptureSupervisor supervisor = started(SHORT_INTERVAL);
+        awaitState(supervisor, State.RUNNING);
+        int before = locks.checks.get();
+
+        sleepQuietly(Duration.ofMillis(1000));
+
+        assertThat(locks.checks.get() - before).as("checks in one second at a 200 ms interval").isBetween(3, 6);
+        assertThat(supervisor.status().state()).isEqualTo(State.RUNNING);
+    }
+
+    @Test
+    void aLockFoundLostWhenTheConnectorRestartsIsTakenAgain() {
+        CaptureSupervisor supervisor = started();
+        awaitState(supervisor, State.RUNNING);
+        CaptureIdentity identity = supervisor.status().identity().orElseThrow();
+
+        locks.loseSession(identity);
+        connectors.last().events.failed(new IllegalStateException("terminating connection due to administrator command"));
+
+        await(() -> supervisor.status().fault().filter(FaultReason.OWNERSHIP_LOST::equals).isPresent(),
+                Duration.ofSeconds(5));
+        await(() -> connectors.created.size() == 2 && supervisor.status().state() == State.RUNNING,
+                Duration.ofSeconds(10));
+        assertThat(supervisor.status().state()).isEqualTo(State.RUNNING);
+        assertThat(locks.held).containsExactly(identity.value());
+    }
+
     @Test
     void disabledCaptureRunsNothingAndIsHealthy() {
         CaptureSupervisor supervisor = builder().settings(new CaptureSettings(false, CaptureMode.POLLING, FINGERPRINT,
@@ -212,7 +326,11 @@ class CaptureSupervisorTest {
     }
 
     private CaptureSupervisor started() {
-        CaptureSupervisor supervisor = builder().settings(SETTINGS).build();
+        return started(SETTINGS);
+    }
+
+    private CaptureSupervisor started(CaptureSettings settings) {
+        CaptureSupervisor supervisor = builder().settings(settings).build();
         supervisors.add(supervisor);
         supervisor.start(wakes);
         return supervisor;
@@ -246,20 +364,34 @@ class CaptureSupervisorTest {
 
     private static final class RowStore implements CaptureStateStore {
         private final List<CaptureStateRecord> records = new CopyOnWriteArrayList<>();
+        /** The database does not answer: every call fails, as a JDBC store's would. */
+        volatile boolean down;
+
+        private void answer() {
+            if (down) {
+                throw new IllegalStateException("Connection to db-host:5432 refused");
+            }
+        }
 
         @Override
         public List<CaptureStateRecord> findAll() {
+            answer();
             return List.copyOf(records);
         }
 
         @Override
         public void recordStart(CaptureIdentity identity, CaptureMode mode, CaptureFingerprint fingerprint) {
+            answer();
             records.removeIf(r -> r.identity().equals(identity));
             records.add(new CaptureStateRecord(identity, mode, fingerprint, Instant.EPOCH, Instant.EPOCH));
         }
 
+        final List<String> statuses = new CopyOnWriteArrayList<>();
+
         @Override
         public void recordStatus(CaptureIdentity identity, String state, String faultReason) {
+            answer();
+            statuses.add(identity + " " + state + (faultReason == null ? "" : " " + faultReason));
         }
 
         @Override
@@ -310,6 +442,16 @@ class CaptureSupervisorTest {
     /** One lock table shared by every supervisor of a test, as the database's would be. */
     private static final class Locks implements CaptureLock {
         final Set<String> held = ConcurrentHashMap.newKeySet();
+        private final Map<String, AtomicBoolean> sessions = new ConcurrentHashMap<>();
+        final AtomicInteger checks = new AtomicInteger();
+
+        /** The owner's session ends (terminated backend, database restart): the lock is free again. */
+        void loseSession(CaptureIdentity identity) {
+            AtomicBoolean open = sessions.remove(identity.value());
+            if (open != null && open.compareAndSet(true, false)) {
+                held.remove(identity.value());
+            }
+        }
 
         @Override
         public Optional<Held> tryAcquire(CaptureIdentity identity) {
@@ -317,9 +459,11 @@ class CaptureSupervisorTest {
                 return Optional.empty();
             }
             AtomicBoolean open = new AtomicBoolean(true);
+            sessions.put(identity.value(), open);
             return Optional.of(new Held() {
                 @Override
                 public boolean isHeld() {
+                    checks.incrementAndGet();
                     return open.get();
                 }
 
@@ -327,6 +471,7 @@ class CaptureSupervisorTest {
                 public void close() {
                     if (open.compareAndSet(true, false)) {
                         held.remove(identity.value());
+                        sessions.remove(identity.value(), open);
                     }
                 }
             });

@@ -156,7 +156,8 @@ final class CaptureCommand implements Runnable {
 
     @Command(name = "reset", mixinStandardHelpOptions = true,
             description = {"Forgets a capture identity after a fault: deletes its row in queuebox_capture_state and,",
-                    "when the state directory belongs to it, the files there. The next start begins fresh.",
+                    "when the state directory belongs to it, the files there. The next start with an empty state directory",
+                    "begins fresh once no identity is recorded any more (any recorded one is STATE_MISSING).",
                     "Refuses while a process owns the identity. Never drops the replication slot."})
     static final class Reset implements Callable<Integer> {
         private final CliContext context;

@@ -29,7 +29,8 @@ public final class Cli {
                         .addSubcommand(new OutboxCommand.Replay(context)))
                 .addSubcommand(new CommandLine(new CaptureCommand())
                         .addSubcommand(new CaptureCommand.Status(context))
-                        .addSubcommand(new CaptureCommand.Reset(context)))
+                        .addSubcommand(new CaptureCommand.Reset(context))
+                        .addSubcommand(new CaptureAdoptCommand(context)))
                 .addSubcommand(new DemoCommand())
                 .addSubcommand(new io.queuebox.bootstrap.bench.BenchCommand())
                 .addSubcommand(new CommandLine.HelpCommand());

@@ -52,6 +52,8 @@ final class CaptureTestBed implements AutoCloseable {
     private final String serverUrl;
     private final List<AutoCloseable> running = new ArrayList<>();
     final AtomicInteger connectorsCreated = new AtomicInteger();
+    /** The Debezium factory of the supervisor created last, for its statistics. */
+    volatile DebeziumCapture lastDebezium;
 
     CaptureTestBed() throws SQLException {
         serverUrl = TestServices.postgresUrl();
@@ -98,6 +100,7 @@ final class CaptureTestBed implements AutoCloseable {
     CaptureSupervisor supervisor(CaptureSettings settings, String snapshotMode) {
         DebeziumCapture debezium = DebeziumCapture.builder().credentials(user, "")
                 .pollInterval(Duration.ofMillis(10)).snapshotMode(snapshotMode).build();
+        lastDebezium = debezium;
         CaptureConnector.Factory counting = (s, identity) -> {
             connectorsCreated.incrementAndGet();
             return debezium.create(s, identity);
@@ -174,6 +177,25 @@ final class CaptureTestBed implements AutoCloseable {
                      + " WHERE slot_name = '" + slot + "' AND active_pid IS NOT NULL")) {
             return rs.next() && rs.getBoolean(1);
         }
+    }
+
+    /**
+     * Terminates the backend holding the capture owner's session lock (the only advisory lock in this
+     * database), as an administrator, a connection killer or a failover would; answers how many it ended.
+     */
+    int killLockSession() throws SQLException {
+        try (Connection c = dataSource.getConnection(); Statement st = c.createStatement();
+             var rs = st.executeQuery("SELECT count(*) FILTER (WHERE pg_terminate_backend(pid)) FROM pg_locks"
+                     + " WHERE locktype = 'advisory' AND granted"
+                     + " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())")) {
+            rs.next();
+            return rs.getInt(1);
+        }
+    }
+
+    /** The JDBC URL of this database for the command line ({@code QUEUEBOX_DATABASE_URL}). */
+    String url() {
+        return "jdbc:postgresql://" + host + ":" + port + "/" + database + "?user=" + user;
     }
 
     private boolean slotActive(Statement st) throws SQLException {

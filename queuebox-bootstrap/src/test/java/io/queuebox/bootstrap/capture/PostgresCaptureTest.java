@@ -3,6 +3,7 @@ package io.queuebox.bootstrap.capture;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import io.queuebox.bootstrap.cli.Cli;
 import io.queuebox.capture.FileCaptureStateDirectory;
 import io.queuebox.domain.CaptureStatus.FaultReason;
 import io.queuebox.domain.CaptureStatus.State;
@@ -14,11 +15,14 @@ import io.queuebox.ports.OutboxEvent;
 import io.queuebox.postgres.PostgresOutbox;
 import io.queuebox.postgres.PostgresOutboxSettings;
 import io.queuebox.testkit.publisher.RecordingPublisher;
+import java.io.PrintWriter;
+import java.io.StringWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.AfterEach;
@@ -69,6 +73,53 @@ class PostgresCaptureTest {
         new FileCaptureStateDirectory(stateDir).clear();
 
         assertFaultKeepsDelivering(bed.settings(stateDir), FaultReason.STATE_MISSING, "volume is missing or empty");
+    }
+
+    /** Issue 13: an empty volume next to a row of other settings used to start fresh, on a new slot, in silence. */
+    @Test
+    void anEmptyVolumeAfterASettingsChangeStopsCaptureNamingTheSetting() throws Exception {
+        runCaptureOnceAndStop();
+        new FileCaptureStateDirectory(stateDir).clear();
+
+        assertFaultKeepsDelivering(bed.settings(stateDir, fp -> new CaptureFingerprint(fp.slot() + "_new",
+                fp.publication(), fp.schema(), fp.table(), fp.host(), fp.database())), FaultReason.STATE_MISSING,
+                "with other settings than now: slot (was '" + bed.slot + "', now '" + bed.slot + "_new')");
+        assertThat(new FileCaptureStateDirectory(stateDir).readIdentity()).as("no fresh identity").isEmpty();
+    }
+
+    /** The recovery the how-to gives for STATE_MISSING with other settings: reset the identity it names, restart. */
+    @Test
+    void resettingTheNamedIdentityAfterStateMissingStartsCaptureFresh() throws Exception {
+        runCaptureOnceAndStop();
+        CaptureIdentity old = bed.identityIn(stateDir);
+        new FileCaptureStateDirectory(stateDir).clear();
+        CaptureSettings moved = bed.settings(stateDir, fp -> new CaptureFingerprint(fp.slot() + "_new",
+                fp.publication(), fp.schema(), fp.table(), fp.host(), fp.database()));
+        CaptureSupervisor faulted = bed.supervisor(moved);
+        faulted.start(reason -> { });
+        awaitState(faulted, State.FAULT);
+        assertThat(faulted.status().message()).contains("as identity " + old);
+        faulted.close();
+
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        int code = Cli.execute(Map.of("QUEUEBOX_DATABASE_URL", bed.url(),
+                        "QUEUEBOX_BROKER_TYPE", "rabbitmq", "QUEUEBOX_OUTBOX_CAPTURE_ENABLED", "true",
+                        "QUEUEBOX_OUTBOX_CAPTURE_MODE", "postgres-logical",
+                        "QUEUEBOX_OUTBOX_CAPTURE_STATE_DIRECTORY", stateDir.toString(),
+                        "QUEUEBOX_OUTBOX_CAPTURE_SLOT", moved.fingerprint().slot(),
+                        "QUEUEBOX_OUTBOX_CAPTURE_PUBLICATION", "qb_pub"),
+                new PrintWriter(out, true), new PrintWriter(err, true),
+                "capture", "reset", "--identity", old.value(), "--confirm");
+        assertThat(code).as(err.toString()).isZero();
+
+        CaptureSupervisor fresh = bed.supervisor(moved);
+        RecordingPublisher publisher = RecordingPublisher.acking();
+        bed.engine(fresh, publisher, Duration.ofSeconds(120));
+        awaitState(fresh, State.RUNNING);
+        assertThat(bed.identityIn(stateDir)).as("a new identity").isNotEqualTo(old);
+        List<OutboxEvent> written = bed.write(3);
+        await().atMost(Duration.ofSeconds(30)).until(() -> publisher.deliveredIds().containsAll(ids(written)));
     }
 
     @Test
@@ -123,6 +174,42 @@ class PostgresCaptureTest {
         await().atMost(Duration.ofSeconds(30)).until(() -> supervisor.status().state() == State.RUNNING
                 && bed.connectorsCreated.get() == 2);
         assertThat(supervisor.health().isUp()).isTrue();
+    }
+
+    /**
+     * Issue 13: the lock was checked only when the connector restarted, so a terminated lock session went unnoticed
+     * while the replication connection kept streaming. Now it is found within one reconciliation interval, reported
+     * as OWNERSHIP_LOST while delivery goes on, and, nobody else holding the lock, taken again.
+     */
+    @Test
+    void aTerminatedLockSessionIsReportedWithinOneReconciliationIntervalWhileDeliveryGoesOn() throws Exception {
+        CaptureSupervisor supervisor = bed.supervisor(bed.settings(stateDir));
+        RecordingPublisher publisher = RecordingPublisher.acking();
+        bed.engine(supervisor, publisher, CaptureTestBed.RECONCILIATION);
+        awaitStreaming(supervisor);
+        CaptureIdentity identity = bed.identityIn(stateDir);
+
+        long killedAt = System.nanoTime();
+        assertThat(bed.killLockSession()).as("the owner's lock session was terminated").isEqualTo(1);
+        await().pollInterval(Duration.ofMillis(5)).atMost(Duration.ofSeconds(10))
+                .until(() -> supervisor.status().fault().filter(FaultReason.OWNERSHIP_LOST::equals).isPresent());
+        Duration detectedAfter = Duration.ofNanos(System.nanoTime() - killedAt);
+        System.out.printf("[capture] lock loss reported %d ms after the kill (reconciliation interval %d ms)%n",
+                detectedAfter.toMillis(), CaptureTestBed.RECONCILIATION.toMillis());
+
+        assertThat(detectedAfter).as("reported within one reconciliation interval plus slack")
+                .isLessThanOrEqualTo(CaptureTestBed.RECONCILIATION.plusMillis(1000));
+        assertThat(supervisor.status().state()).isEqualTo(State.FAULT);
+        assertThat(supervisor.status().message()).contains("OWNERSHIP_LOST").contains(identity.value());
+        assertThat(supervisor.health().isUp()).as("the advisory component reports the fault").isFalse();
+        List<OutboxEvent> afterKill = bed.write(5);
+        await().atMost(Duration.ofSeconds(15)).until(() -> publisher.deliveredIds().containsAll(ids(afterKill)));
+
+        // Nobody else holds the lock: after the restart backoff the same identity streams again.
+        await().atMost(Duration.ofSeconds(60)).until(() -> supervisor.status().state() == State.RUNNING
+                && bed.connectorsCreated.get() >= 2);
+        assertThat(supervisor.status().identity()).contains(identity);
+        assertThat(supervisor.status().fault()).isEmpty();
     }
 
     @Test
