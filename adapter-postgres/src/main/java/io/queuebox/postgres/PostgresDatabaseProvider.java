@@ -4,16 +4,11 @@ import io.queuebox.jdbc.ConnectRefusal;
 import io.queuebox.jdbc.DatabaseLocation;
 import io.queuebox.jdbc.DatabaseProvider;
 import io.queuebox.jdbc.OutboxDatabase;
+import io.queuebox.jdbc.OutboxDatabaseParts;
 import io.queuebox.jdbc.OutboxTable;
-import io.queuebox.ports.CaptureLock;
 import io.queuebox.ports.CaptureMode;
-import io.queuebox.ports.CaptureSourceInspector;
-import io.queuebox.ports.CaptureStateStore;
-import io.queuebox.ports.OutboxStore;
-import io.queuebox.ports.OutboxWriter;
 import java.net.URLDecoder;
 import java.nio.charset.StandardCharsets;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -166,47 +161,12 @@ public final class PostgresDatabaseProvider implements DatabaseProvider {
     public OutboxDatabase open(DataSource dataSource, OutboxTable table) {
         Objects.requireNonNull(dataSource, "dataSource");
         PostgresOutboxSettings settings = settings(table);
-        return new OutboxDatabase() {
-            @Override
-            public OutboxStore store() {
-                return PostgresOutbox.store(dataSource, settings);
-            }
-
-            @Override
-            public OutboxWriter<Connection> writer() {
-                return PostgresOutbox.jdbcWriter(settings);
-            }
-
-            @Override
-            public CaptureStateStore captureStateStore() {
-                return PostgresOutbox.captureStateStore(dataSource, settings);
-            }
-
-            @Override
-            public CaptureLock captureLock() {
-                return PostgresOutbox.captureLock(dataSource);
-            }
-
-            @Override
-            public CaptureSourceInspector captureSourceInspector() {
-                return PostgresOutbox.captureSourceInspector(dataSource);
-            }
-
-            @Override
-            public List<String> missingDeliveryRights() {
-                return PostgresOutbox.missingDeliveryRights(dataSource, settings);
-            }
-
-            @Override
-            public List<String> missingMigrationRights() {
-                return PostgresOutbox.missingMigrationRights(dataSource, settings);
-            }
-
-            @Override
-            public void createSchema() {
-                PostgresOutbox.createSchema(dataSource, settings);
-            }
-        };
+        return new OutboxDatabaseParts(PostgresOutbox.store(dataSource, settings), PostgresOutbox.jdbcWriter(settings),
+                PostgresOutbox.captureStateStore(dataSource, settings), PostgresOutbox.captureLock(dataSource),
+                PostgresOutbox.captureSourceInspector(dataSource),
+                () -> PostgresOutbox.missingDeliveryRights(dataSource, settings),
+                () -> PostgresOutbox.missingMigrationRights(dataSource, settings),
+                () -> PostgresOutbox.createSchema(dataSource, settings));
     }
 
     static PostgresOutboxSettings settings(OutboxTable table) {

@@ -4,14 +4,9 @@ import io.queuebox.jdbc.ConnectRefusal;
 import io.queuebox.jdbc.DatabaseLocation;
 import io.queuebox.jdbc.DatabaseProvider;
 import io.queuebox.jdbc.OutboxDatabase;
+import io.queuebox.jdbc.OutboxDatabaseParts;
 import io.queuebox.jdbc.OutboxTable;
-import io.queuebox.ports.CaptureLock;
 import io.queuebox.ports.CaptureMode;
-import io.queuebox.ports.CaptureSourceInspector;
-import io.queuebox.ports.CaptureStateStore;
-import io.queuebox.ports.OutboxStore;
-import io.queuebox.ports.OutboxWriter;
-import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -140,47 +135,12 @@ public final class SqlServerDatabaseProvider implements DatabaseProvider {
     public OutboxDatabase open(DataSource dataSource, OutboxTable table) {
         Objects.requireNonNull(dataSource, "dataSource");
         SqlServerOutboxSettings settings = settings(table);
-        return new OutboxDatabase() {
-            @Override
-            public OutboxStore store() {
-                return SqlServerOutbox.store(dataSource, settings);
-            }
-
-            @Override
-            public OutboxWriter<Connection> writer() {
-                return SqlServerOutbox.jdbcWriter(settings);
-            }
-
-            @Override
-            public CaptureStateStore captureStateStore() {
-                return SqlServerOutbox.captureStateStore(dataSource, settings);
-            }
-
-            @Override
-            public CaptureLock captureLock() {
-                return SqlServerOutbox.captureLock(dataSource);
-            }
-
-            @Override
-            public CaptureSourceInspector captureSourceInspector() {
-                return SqlServerOutbox.captureSourceInspector(dataSource);
-            }
-
-            @Override
-            public List<String> missingDeliveryRights() {
-                return SqlServerRights.missingForDelivery(dataSource, settings);
-            }
-
-            @Override
-            public List<String> missingMigrationRights() {
-                return SqlServerRights.missingForMigration(dataSource, settings);
-            }
-
-            @Override
-            public void createSchema() {
-                SqlServerOutbox.createSchema(dataSource, settings);
-            }
-        };
+        return new OutboxDatabaseParts(SqlServerOutbox.store(dataSource, settings), SqlServerOutbox.jdbcWriter(settings),
+                SqlServerOutbox.captureStateStore(dataSource, settings), SqlServerOutbox.captureLock(dataSource),
+                SqlServerOutbox.captureSourceInspector(dataSource),
+                () -> SqlServerRights.missingForDelivery(dataSource, settings),
+                () -> SqlServerRights.missingForMigration(dataSource, settings),
+                () -> SqlServerOutbox.createSchema(dataSource, settings));
     }
 
     static SqlServerOutboxSettings settings(OutboxTable table) {
