@@ -50,7 +50,9 @@ import java.util.random.RandomGenerator;
  * learn about retries left by a previous run; the idle loop makes exactly one store call, the claim, per
  * wake interval: while no batch is in flight only worker 1 claims on the interval; the other workers wait
  * for a wake-up, a retry or lease deadline, or a batch going in flight (then they poll on the interval).
- * Wake-ups coalesce: any number of them during a claim cause one more claim.
+ * Wake-ups coalesce: any number of them during a claim cause one more claim. A wake-up about new rows
+ * wakes one idle worker, not all of them (the others would only find the rows taken); a full batch wakes
+ * one more, so a backlog brings every worker in while a trickle keeps one busy.
  *
  * <h2>Errors</h2>
  * A store or publisher exception is reported through {@link DeliveryListener#onError} and never stops
@@ -164,13 +166,20 @@ public final class DeliveryEngine implements AutoCloseable {
     }
 
     /**
-     * Asks the workers to claim now. Thread-safe, returns at once; wake-ups that arrive while the workers
-     * are busy coalesce into one more claim. Ignored unless the engine is running.
+     * Asks the engine to claim now. Thread-safe, returns at once; wake-ups that arrive while the workers
+     * are busy coalesce into one more claim. A wake-up about new rows ({@link WakeReason#CAPTURE},
+     * {@link WakeReason#EXTERNAL} and the like) wakes one idle worker, whose full batch then wakes the next;
+     * {@link WakeReason#CAPTURE_RESTART} wakes every worker, since each recomputes how long it may wait.
+     * Ignored unless the engine is running.
      */
     public void wake(WakeReason reason) {
         Objects.requireNonNull(reason, "reason");
         if (state.get() == State.RUNNING) {
-            signal.wake(reason);
+            if (reason == WakeReason.CAPTURE_RESTART) {
+                signal.wake(reason);
+            } else {
+                signal.wakeOne(reason);
+            }
         }
     }
 
@@ -285,6 +294,10 @@ public final class DeliveryEngine implements AutoCloseable {
                 if (cycle == Cycle.FULL) {
                     reason = WakeReason.FULL_BATCH;
                     seen = signal.wakes();
+                    if (settings.workers() > 1) {
+                        // A backlog: an idle peer joins in, and its full batch brings the next one.
+                        signal.wakeOne(WakeReason.FULL_BATCH);
+                    }
                 } else if (cycle == Cycle.FAILED) {
                     if (!signal.pause(errorPause)) {
                         break;

@@ -22,7 +22,8 @@ import java.util.Objects;
  *       and none of them reports UP (capture failed, restarting or faulted): the poll interval, so that a
  *       capture fault slows delivery to polling and never further. Default: {@code wakeInterval}.</li>
  *   <li>{@code leaseLength}: how long a claim holds its rows on the store's clock; renewed every third of
- *       it while a publish is in flight. At least 3 ms. Default 30 s.</li>
+ *       it while a publish is in flight. At least 3 ms. Default 5 s: a relay that dies holds its rows (and their
+ *       aggregates) back at most this long.</li>
  *   <li>{@code ordering}: {@link Ordering#PER_AGGREGATE} (default) or {@link Ordering#NONE}.</li>
  *   <li>{@code parkingPolicy}: {@link ParkingPolicy#HOLD_AGGREGATE} (default: a parked row holds back
  *       the later rows of its aggregate, so the ordering promise is kept) or
@@ -43,7 +44,7 @@ public final class DeliverySettings {
     public static final int DEFAULT_BATCH_SIZE = 500;
     public static final int DEFAULT_WORKERS = 1;
     public static final Duration DEFAULT_WAKE_INTERVAL = Duration.ofSeconds(1);
-    public static final Duration DEFAULT_LEASE_LENGTH = Duration.ofSeconds(30);
+    public static final Duration DEFAULT_LEASE_LENGTH = Duration.ofSeconds(5);
     public static final Ordering DEFAULT_ORDERING = Ordering.PER_AGGREGATE;
     public static final ParkingPolicy DEFAULT_PARKING_POLICY = ParkingPolicy.HOLD_AGGREGATE;
     public static final Duration DEFAULT_SHUTDOWN_DEADLINE = Duration.ofSeconds(10);

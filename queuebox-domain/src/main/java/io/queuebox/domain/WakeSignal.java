@@ -6,7 +6,9 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Where engine threads wait: for a wake-up, a timer chosen by a {@link Planner}, or shutdown. Wake-ups
+ * Where engine threads wait: for a wake-up, a timer chosen by a {@link Planner}, or shutdown. A
+ * {@link #wake broadcast} ends every wait; a {@link #wakeOne single} wake-up ends one wait only (a ticket
+ * the first waiter takes), so that news of one row wakes one claimer rather than every worker. Wake-ups
  * are counted, not queued, so any number of them while a worker is busy coalesce into one more claim.
  * Waiting uses {@link Condition#awaitNanos}, so timers run on the monotonic clock whatever
  * {@link java.time.Clock} the engine was given.
@@ -17,6 +19,8 @@ final class WakeSignal {
     private final Condition changed = lock.newCondition();
     private long wakes;
     private WakeReason lastReason = WakeReason.EXTERNAL;
+    private boolean ticket;
+    private WakeReason ticketReason = WakeReason.EXTERNAL;
     private long scheduleVersion;
     private boolean shutdown;
 
@@ -36,6 +40,24 @@ final class WakeSignal {
             if (!shutdown) {
                 wakes++;
                 lastReason = reason;
+                changed.signalAll();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Wakes one waiter: the first to look takes the ticket, the others go on waiting. Any number of these
+     * before a waiter looks count as one.
+     */
+    void wakeOne(WakeReason reason) {
+        lock.lock();
+        try {
+            if (!shutdown) {
+                ticket = true;
+                ticketReason = reason;
+                // All waiters look (one of them may be pausing after an error and ignore it); one takes it.
                 changed.signalAll();
             }
         } finally {
@@ -98,6 +120,10 @@ final class WakeSignal {
                 if (wakes != wakesSeen) {
                     return new Woken(lastReason, wakes);
                 }
+                if (ticket) {
+                    ticket = false;
+                    return new Woken(ticketReason, wakes);
+                }
                 WakeSchedule.Wake wake = planner.plan(Duration.ofNanos(Math.max(0, intervalLeft)));
                 long delay = wake.delay().toNanos();
                 if (delay <= 0) {
@@ -105,11 +131,11 @@ final class WakeSignal {
                 }
                 long version = scheduleVersion;
                 long left = delay;
-                while (left > 0 && !shutdown && wakes == wakesSeen && version == scheduleVersion) {
+                while (left > 0 && !shutdown && wakes == wakesSeen && !ticket && version == scheduleVersion) {
                     left = changed.awaitNanos(left);
                 }
                 intervalLeft -= delay - Math.max(left, 0);
-                if (left <= 0) {
+                if (left <= 0 && !ticket && wakes == wakesSeen) {
                     return new Woken(wake.reason(), wakes);
                 }
             }

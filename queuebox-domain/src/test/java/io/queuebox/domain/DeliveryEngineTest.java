@@ -405,6 +405,47 @@ class DeliveryEngineTest {
     }
 
     @Test
+    void oneWakeUpWakesOneIdleWorkerNotAllOfThem() throws InterruptedException {
+        DeliveryEngine engine = started(settings().workers(4).wakeInterval(LONG_INTERVAL));
+        // Every worker claims once as it starts, then waits.
+        await().atMost(SOON).until(() -> store.claimCalls.get() == 4);
+        new CountDownLatch(1).await(100, TimeUnit.MILLISECONDS);
+        int before = store.claimCalls.get();
+        eventsOf(order("a"), 1);
+
+        engine.wake(WakeReason.CAPTURE);
+
+        awaitAllSent(1);
+        new CountDownLatch(1).await(200, TimeUnit.MILLISECONDS);
+        // One claim for the wake-up: the three other idle workers kept waiting.
+        assertThat(store.claimCalls.get() - before).isEqualTo(1);
+        assertThat(listener.wakes).containsExactly(WakeReason.CAPTURE);
+    }
+
+    @Test
+    void aBacklogBringsEveryWorkerInThroughFullBatches() {
+        publisher.busyNanos = TimeUnit.MILLISECONDS.toNanos(30);
+        for (int i = 0; i < 200; i++) {
+            eventsOf(order("backlog-" + i), 1);
+        }
+        started(settings().workers(4).batchSize(5).wakeInterval(LONG_INTERVAL));
+
+        // Each full batch hands a wake-up to an idle peer, long before the 30 s interval would.
+        awaitAllSent(200);
+        assertThat(publisher.threads).hasSize(4);
+    }
+
+    @Test
+    void aCaptureRestartWakesEveryWorkerSoEachRecomputesItsWait() {
+        DeliveryEngine engine = started(settings().workers(3).wakeInterval(LONG_INTERVAL));
+        await().atMost(SOON).until(() -> store.claimCalls.get() == 3);
+
+        engine.wake(WakeReason.CAPTURE_RESTART);
+
+        await().atMost(SOON).until(() -> listener.wakes.stream().filter(WakeReason.CAPTURE_RESTART::equals).count() == 3);
+    }
+
+    @Test
     void manyWakeUpsWhileBusyCoalesceIntoFewClaims() {
         publisher.gate = new CountDownLatch(1);
         eventsOf(order("a"), 1);

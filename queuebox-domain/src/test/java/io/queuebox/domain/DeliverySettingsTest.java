@@ -20,8 +20,8 @@ class DeliverySettingsTest {
         assertThat(settings.batchSize()).isEqualTo(500);
         assertThat(settings.workers()).isEqualTo(1);
         assertThat(settings.wakeInterval()).isEqualTo(Duration.ofSeconds(1));
-        assertThat(settings.leaseLength()).isEqualTo(Duration.ofSeconds(30));
-        assertThat(settings.leaseRenewalInterval()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(settings.leaseLength()).isEqualTo(Duration.ofSeconds(5));
+        assertThat(settings.leaseRenewalInterval()).isEqualTo(Duration.ofSeconds(5).dividedBy(3));
         assertThat(settings.ordering()).isEqualTo(Ordering.PER_AGGREGATE);
         assertThat(settings.parkingPolicy()).isEqualTo(ParkingPolicy.HOLD_AGGREGATE);
         assertThat(settings.retryPolicy()).isEqualTo(RetryPolicy.defaults());

@@ -58,8 +58,9 @@ public final class Keys {
             .defaultValue(4).range(1, 256)
             .doc("Publishing workers (threads) in this process."));
     public static final ConfigKey OUTBOX_LEASE_MS = register(key("outbox.leaseMs", Type.MILLIS)
-            .defaultValue(30_000).range(1000, 3_600_000)
-            .doc("How long a claim holds its rows; another relay may take them after it expires."));
+            .defaultValue(5_000).range(1000, 3_600_000)
+            .doc("How long a claim holds its rows (renewed every third of it while a publish runs); another relay may"
+                    + " take them after it expires, so a relay killed with kill -9 holds its rows back at most this long."));
     public static final ConfigKey OUTBOX_ORDERING = register(key("outbox.ordering", Type.CHOICE)
             .defaultValue("per-aggregate").allowed("per-aggregate", "none")
             .doc("per-aggregate keeps the events of one aggregate in write order; none trades order for throughput."));
