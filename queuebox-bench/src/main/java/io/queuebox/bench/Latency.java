@@ -1,4 +1,4 @@
-package io.queuebox.bootstrap.bench;
+package io.queuebox.bench;
 
 import com.rabbitmq.client.Channel;
 import io.queuebox.capture.DebeziumCapture;

@@ -1,4 +1,4 @@
-package io.queuebox.bootstrap.bench;
+package io.queuebox.bench;
 
 import io.queuebox.ports.MessagePublisher;
 import io.queuebox.ports.OutboxStore;

@@ -1,4 +1,4 @@
-package io.queuebox.bootstrap.bench;
+package io.queuebox.bench;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;

@@ -1,4 +1,4 @@
-package io.queuebox.bootstrap.bench;
+package io.queuebox.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
