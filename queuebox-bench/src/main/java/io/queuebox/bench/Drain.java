@@ -1,36 +1,44 @@
 package io.queuebox.bench;
 
 import io.queuebox.ports.MessagePublisher;
-import io.queuebox.ports.OutboxStore;
 import java.io.PrintStream;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
-/** Workload 1: a pending backlog drained as fast as the relay goes, next to its two ceilings. */
+/**
+ * Workload 1: a pending backlog drained as fast as the relay goes, next to the pure-SQL floor of the same
+ * configuration and the broker's own ceiling.
+ */
 final class Drain {
 
     private final BenchDatabase db;
     private final Brokers brokers;
-    private final OutboxStore store;
+    private final Floor floor;
     private final PrintStream out;
-    private String lastStats = "";
 
-    Drain(BenchDatabase db, Brokers brokers, OutboxStore store, PrintStream out) {
+    Drain(BenchDatabase db, Brokers brokers, Floor floor, PrintStream out) {
         this.db = db;
         this.brokers = brokers;
-        this.store = store;
+        this.floor = floor;
         this.out = out;
     }
 
-    /** Rows per second the relay delivers to {@code broker} ({@code none} for the no-op publisher, ceiling a). */
-    double relay(String broker, boolean ordered, int workers, int batch, int rows, int aggregates) throws Exception {
+    /**
+     * The relay draining {@code rows} to {@code broker} ({@code none} for a publisher that acks at once: the relay's
+     * own cost, SQL included); with {@code deleteOnSend} the store deletes sent rows instead of marking them.
+     */
+    Run relay(String broker, boolean ordered, int workers, int batch, int rows, int aggregates, boolean deleteOnSend)
+            throws Exception {
         db.reset();
         db.fill(rows, aggregates);
         MessagePublisher publisher = broker.equals("none") ? Relay.NO_OP : brokers.relayPublisher(broker);
         try {
-            Relay relay = new Relay(store, publisher, Relay.settings(ordered, workers, batch, Duration.ofMillis(100)), List.of());
+            Relay relay = new Relay((deleteOnSend ? db.deletingOutbox : db.outbox).store(), publisher,
+                    Relay.settings(ordered, workers, batch, Duration.ofMillis(100)), List.of());
+            Cpu cpu = Cpu.start();
             long start = System.nanoTime();
             relay.start();
             boolean done;
@@ -40,6 +48,7 @@ final class Drain {
                 relay.close();
             }
             double seconds = Brokers.seconds(start);
+            Double cpuMs = cpu.msPerThousand(rows);
             if (!done) {
                 throw new IllegalStateException("drain to " + broker + " delivered " + relay.delivered.get() + " of "
                         + rows + " rows in time; last error: " + relay.lastError.get());
@@ -48,14 +57,14 @@ final class Drain {
                 throw new IllegalStateException("drain to " + broker + " had " + relay.failures.get()
                         + " failures; last: " + relay.lastError.get());
             }
-            long pending = db.count("status <> 'sent'");
-            if (pending != 0) {
-                throw new IllegalStateException(pending + " rows not sent after the drain to " + broker);
+            long left = db.count(deleteOnSend ? "true" : "status <> 'sent'");
+            if (left != 0) {
+                throw new IllegalStateException(left + " rows not sent after the drain to " + broker);
             }
-            lastStats = String.format(java.util.Locale.ROOT, "claims %d (empty %d), mean claim %.1f ms, mean publish %.1f ms",
+            String stats = String.format(Locale.ROOT, "claims %d (empty %d), mean claim %.1f ms, mean publish %.1f ms",
                     relay.claims.get(), relay.emptyClaims.get(), relay.claimNanos.get() / 1e6 / Math.max(1, relay.claims.get()),
                     relay.publishNanos.get() / 1e6 / Math.max(1, relay.claims.get() - relay.emptyClaims.get()));
-            return rows / seconds;
+            return new Run(rows / seconds, cpuMs, stats);
         } finally {
             if (publisher != Relay.NO_OP) {
                 publisher.close();
@@ -71,31 +80,44 @@ final class Drain {
     }
 
     /**
-     * One cell: the SQL ceiling for the configuration, then the relay to each broker; the broker ceilings are
-     * passed in (measured once per broker and row count).
+     * One cell: the pure-SQL floor of the configuration (as many loops as workers, the same batch and rows; marking
+     * by UPDATE, or by DELETE for a {@code deleteOnSend} relay), the relay with a no-op publisher, then the relay
+     * to each broker. The broker ceilings are passed in (measured once per broker and row count).
      */
     void cell(List<Map<String, Object>> results, List<String> brokerNames, Map<String, Double> brokerCeilings,
-              boolean ordered, int workers, int batch, int rows, int aggregates, String tier) throws Exception {
-        double sql = relay("none", ordered, workers, batch, rows, aggregates);
+              boolean ordered, int workers, int batch, int rows, int aggregates, String tier, boolean deleteOnSend)
+            throws Exception {
+        Floor.Marking marking = deleteOnSend ? Floor.Marking.DELETE : Floor.Marking.UPDATE;
+        Run sql = floor.run(marking, workers, batch, rows, aggregates);
+        Run noOp = relay("none", ordered, workers, batch, rows, aggregates, deleteOnSend);
         for (String broker : brokerNames) {
-            double rate = relay(broker, ordered, workers, batch, rows, aggregates);
-            double ceiling = Math.min(sql, brokerCeilings.get(broker));
+            Run run = relay(broker, ordered, workers, batch, rows, aggregates, deleteOnSend);
+            double ceiling = Math.min(sql.rowsPerSecond(), brokerCeilings.get(broker));
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("tier", tier);
             row.put("broker", broker);
             row.put("ordering", ordered ? "per-aggregate" : "none");
+            row.put("deleteOnSend", deleteOnSend);
             row.put("workers", workers);
             row.put("batch", batch);
             row.put("rows", rows);
-            row.put("relayRowsPerSecond", Math.round(rate));
-            row.put("sqlCeilingRowsPerSecond", Math.round(sql));
+            row.put("relayRowsPerSecond", Math.round(run.rowsPerSecond()));
+            row.put("relayCpuMsPer1000", run.cpuMsPerThousand());
+            row.put("relayNoOpRowsPerSecond", Math.round(noOp.rowsPerSecond()));
+            row.put("sqlFloorMarking", marking.name());
+            row.put("sqlFloorRowsPerSecond", Math.round(sql.rowsPerSecond()));
+            row.put("sqlFloorCpuMsPer1000", sql.cpuMsPerThousand());
             row.put("brokerCeilingRowsPerSecond", Math.round(brokerCeilings.get(broker)));
-            row.put("ratio", Math.round(rate / ceiling * 1000) / 1000.0);
-            row.put("relayStats", lastStats);
+            row.put("ratioToFloor", Stats.ratio(run.rowsPerSecond(), sql.rowsPerSecond()));
+            row.put("ratio", Stats.ratio(run.rowsPerSecond(), ceiling));
+            row.put("relayStats", run.detail());
             results.add(row);
-            out.printf("  drain %-8s ordering=%-13s workers=%d batch=%4d rows=%7d: relay %8.0f/s  sql %8.0f/s  broker %8.0f/s  ratio %5.1f %%%n",
-                    broker, row.get("ordering"), workers, batch, rows, rate, sql, brokerCeilings.get(broker), rate / ceiling * 100);
-            out.println("      " + lastStats);
+            out.printf(Locale.ROOT, "  drain %-8s ordering=%-13s%s workers=%d batch=%4d rows=%7d: relay %8.0f/s (no-op %8.0f/s)"
+                            + "  floor(%s) %8.0f/s  broker %8.0f/s  ÷floor %5.1f %%  ÷min %5.1f %%  cpu %s ms/1000%n",
+                    broker, row.get("ordering"), deleteOnSend ? " deleteOnSend" : "", workers, batch, rows, run.rowsPerSecond(),
+                    noOp.rowsPerSecond(), marking, sql.rowsPerSecond(), brokerCeilings.get(broker),
+                    run.rowsPerSecond() / sql.rowsPerSecond() * 100, run.rowsPerSecond() / ceiling * 100, run.cpuMsPerThousand());
+            out.println("      " + run.detail());
         }
     }
 }

@@ -25,9 +25,6 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 
 /**
  * Workloads 2 and 3 on one running relay per mode: first the idle cost (statements per second with nothing to
@@ -55,10 +52,15 @@ final class Latency {
         this.writer = db.outbox.writer();
     }
 
-    /** Mode {@code polling} with {@code interval} as the poll interval, or {@code capture}. */
-    Map<String, Object> run(String mode, Duration interval, int[] rates, Duration idleWindow, Duration measure) throws Exception {
+    /**
+     * Mode {@code polling} with {@code interval} as the poll interval, or {@code capture}: the idle cost over
+     * {@code idleWindow} (skipped when null), then each rate after a warm-up.
+     */
+    Map<String, Object> run(String mode, Duration interval, int[] rates, Duration idleWindow, Duration warmup,
+                            Duration measure) throws Exception {
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("mode", mode);
+        result.put("system", mode.equals("capture") ? "QueueBox capture" : "QueueBox polling " + interval.toMillis() + " ms");
         result.put("wakeIntervalMs", interval.toMillis());
         db.reset();
         brokers.purgeQueue();
@@ -82,24 +84,27 @@ final class Latency {
                 awaitCaptureRunning(supervisor);
             }
             Thread.sleep(2000);
-            long statements0 = db.statementsExecuted();
-            long xacts0 = db.transactionsCommitted();
-            long t0 = System.nanoTime();
-            Thread.sleep(idleWindow.toMillis());
-            long statements = db.statementsExecuted() - statements0;
-            double seconds = Brokers.seconds(t0);
-            long xacts = db.transactionsCommitted() - xacts0;
-            Map<String, Object> idle = new LinkedHashMap<>();
-            idle.put("windowSeconds", round(seconds, 1));
-            idle.put("relayStatementsPerSecond", round(statements / seconds, 3));
-            idle.put("relayStatementsPerWakeInterval", round(statements / seconds * interval.toMillis() / 1000.0, 2));
-            idle.put("databaseTransactionsPerSecond", round(xacts / seconds, 3));
-            result.put("idle", idle);
-            out.printf("  idle %-8s interval=%5d ms: %.2f relay statements/s (%.2f per interval), %.2f transactions/s in the database%n",
-                    mode, interval.toMillis(), statements / seconds, statements / seconds * interval.toMillis() / 1000.0, xacts / seconds);
+            if (idleWindow != null) {
+                long statements0 = db.statementsExecuted();
+                long xacts0 = db.transactionsCommitted();
+                long t0 = System.nanoTime();
+                Thread.sleep(idleWindow.toMillis());
+                long statements = db.statementsExecuted() - statements0;
+                double seconds = Brokers.seconds(t0);
+                long xacts = db.transactionsCommitted() - xacts0;
+                Map<String, Object> idle = new LinkedHashMap<>();
+                idle.put("windowSeconds", round(seconds, 1));
+                idle.put("relayStatementsPerSecond", round(statements / seconds, 3));
+                idle.put("relayStatementsPerWakeInterval", round(statements / seconds * interval.toMillis() / 1000.0, 2));
+                idle.put("databaseTransactionsPerSecond", round(xacts / seconds, 3));
+                result.put("idle", idle);
+                out.printf("  idle %-8s interval=%5d ms: %.2f relay statements/s (%.2f per interval), %.2f transactions/s in the database%n",
+                        mode, interval.toMillis(), statements / seconds, statements / seconds * interval.toMillis() / 1000.0, xacts / seconds);
+            }
             List<Map<String, Object>> steady = new ArrayList<>();
             for (int rate : rates) {
-                steady.add(steady(rate, measure, consumed));
+                steady.add(Steady.run((String) result.get("system"), rate, warmup, measure, this::session,
+                        Map.of("consumed", consumed), out).get("consumed"));
             }
             result.put("steady", steady);
             if (supervisor != null) {
@@ -123,6 +128,31 @@ final class Latency {
         }
     }
 
+    /** A producer as applications write: the QueueBox writer inside the application's own transaction. */
+    private Steady.Session session() throws Exception {
+        Connection connection = db.dataSource().getConnection();
+        connection.setAutoCommit(false);
+        return new Steady.Session() {
+            @Override
+            public void commitOne(long index, Steady.Committed committed) throws Exception {
+                UUID id = UUID.randomUUID();
+                String aggregate = "agg-" + ThreadLocalRandom.current().nextInt(1000);
+                java.time.Instant now = java.time.Instant.now();
+                long epochMicros = now.getEpochSecond() * 1_000_000 + now.getNano() / 1000;
+                OutboxEvent event = new OutboxEvent(id, "order", aggregate, "BenchEvent", null, Brokers.payload((int) index),
+                        OutboxEvent.DEFAULT_CONTENT_TYPE, Map.of(COMMIT_HEADER, Long.toString(epochMicros)));
+                writer.enqueue(connection, event);
+                connection.commit();
+                committed.at(id.toString(), System.nanoTime());
+            }
+
+            @Override
+            public void close() throws Exception {
+                connection.close();
+            }
+        };
+    }
+
     private CaptureSupervisor supervisor(Path stateDir) {
         CaptureSettings settings = new CaptureSettings(true, CaptureMode.POSTGRES_LOGICAL,
                 new CaptureFingerprint(BenchDatabase.SLOT, BenchDatabase.PUBLICATION, db.table.schema(),
@@ -144,93 +174,6 @@ final class Latency {
             }
             Thread.sleep(100);
         }
-    }
-
-    private Map<String, Object> steady(int rate, Duration measure, Map<String, Long> consumed) throws Exception {
-        long warmupNanos = Duration.ofSeconds(1).toNanos();
-        long totalNanos = warmupNanos + measure.toNanos();
-        int threads = Math.max(2, Math.min(8, rate / 100));
-        Map<String, Long> committed = new ConcurrentHashMap<>();
-        AtomicLong next = new AtomicLong();
-        AtomicReference<Exception> failure = new AtomicReference<>();
-        long start = System.nanoTime();
-        List<Thread> producers = new ArrayList<>();
-        for (int t = 0; t < threads; t++) {
-            Thread producer = new Thread(() -> produce(rate, start, totalNanos, warmupNanos, next, committed, failure),
-                    "bench-producer-" + t);
-            producers.add(producer);
-            producer.start();
-        }
-        for (Thread producer : producers) {
-            producer.join();
-        }
-        if (failure.get() != null) {
-            throw failure.get();
-        }
-        double produceSeconds = Brokers.seconds(start) - warmupNanos / 1e9;
-        long drainDeadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (System.nanoTime() < drainDeadline && !consumed.keySet().containsAll(committed.keySet())) {
-            Thread.sleep(20);
-        }
-        long[] latencies = committed.entrySet().stream()
-                .filter(e -> consumed.containsKey(e.getKey()))
-                .mapToLong(e -> consumed.get(e.getKey()) - e.getValue()).sorted().toArray();
-        long lost = committed.size() - latencies.length;
-        Map<String, Object> row = new LinkedHashMap<>();
-        row.put("targetPerSecond", rate);
-        row.put("achievedPerSecond", Math.round(committed.size() / produceSeconds));
-        row.put("events", committed.size());
-        row.put("notConsumedWithin10s", lost);
-        row.put("p50Ms", percentile(latencies, 0.50));
-        row.put("p99Ms", percentile(latencies, 0.99));
-        row.put("p999Ms", percentile(latencies, 0.999));
-        row.put("maxMs", latencies.length == 0 ? null : round(latencies[latencies.length - 1] / 1e6, 1));
-        out.printf("    steady %5d/s (achieved %5d/s, %6d events): p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms%s%n",
-                rate, row.get("achievedPerSecond"), committed.size(), row.get("p50Ms"), row.get("p99Ms"), row.get("p999Ms"),
-                lost == 0 ? "" : "  (" + lost + " not consumed)");
-        consumed.clear();
-        return row;
-    }
-
-    private void produce(int rate, long start, long totalNanos, long warmupNanos, AtomicLong next,
-                         Map<String, Long> committed, AtomicReference<Exception> failure) {
-        double gap = 1e9 / rate;
-        try (Connection connection = db.dataSource().getConnection()) {
-            connection.setAutoCommit(false);
-            while (failure.get() == null) {
-                long index = next.getAndIncrement();
-                long due = start + (long) (index * gap);
-                if (due - start >= totalNanos || System.nanoTime() - start >= totalNanos) {
-                    return; // behind schedule: the achieved rate says so
-                }
-                long wait = due - System.nanoTime();
-                if (wait > 0) {
-                    LockSupport.parkNanos(wait);
-                }
-                UUID id = UUID.randomUUID();
-                String aggregate = "agg-" + ThreadLocalRandom.current().nextInt(1000);
-                java.time.Instant now = java.time.Instant.now();
-                long epochMicros = now.getEpochSecond() * 1_000_000 + now.getNano() / 1000;
-                OutboxEvent event = new OutboxEvent(id, "order", aggregate, "BenchEvent", null, Brokers.payload((int) index),
-                        OutboxEvent.DEFAULT_CONTENT_TYPE, Map.of(COMMIT_HEADER, Long.toString(epochMicros)));
-                writer.enqueue(connection, event);
-                connection.commit();
-                long committedAt = System.nanoTime();
-                if (due - start >= warmupNanos) {
-                    committed.put(id.toString(), committedAt);
-                }
-            }
-        } catch (Exception e) {
-            failure.compareAndSet(null, e);
-        }
-    }
-
-    static Double percentile(long[] sortedNanos, double q) {
-        if (sortedNanos.length == 0) {
-            return null;
-        }
-        int index = (int) Math.min(sortedNanos.length - 1, Math.ceil(q * sortedNanos.length) - 1);
-        return round(sortedNanos[Math.max(0, index)] / 1e6, 1);
     }
 
     static double round(double value, int digits) {
