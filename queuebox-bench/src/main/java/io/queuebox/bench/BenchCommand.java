@@ -315,7 +315,7 @@ public final class BenchCommand implements Callable<Integer> {
                 + " SELECT … FOR UPDATE SKIP LOCKED and an UPDATE per entry); the method is a no-op or publishes and waits for the"
                 + " broker's ack (RabbitMQ confirm, Kafka send().get()); no ordering. Debezium alone: embedded PostgresConnector,"
                 + " pgoutput, poll " + Latency.CAPTURE_POLL.toMillis() + " ms, publication WITH (publish = 'insert') on "
-                + DebeziumAlone.TABLE + ", offsets in memory; its handler publishes each event to RabbitMQ and waits for the batch's confirms");
+                + DebeziumAlone.TABLE + ", offsets in a file; its handler publishes each event to RabbitMQ and waits for the batch's confirms");
         settings.put("peerRows", peerRows);
         settings.put("peerRates", java.util.Arrays.toString(peerRates));
         settings.put("reps", reps + " interleaved repetitions, medians reported (idle cost measured in the first only)");

@@ -29,7 +29,7 @@ import org.apache.kafka.connect.source.SourceRecord;
 
 /**
  * The floor of capture latency: an embedded Debezium PostgreSQL connector and nothing of QueueBox. Same poll
- * interval as QueueBox's capture (20 ms), pgoutput, {@code snapshot.mode=no_data}, offsets in memory, on a table of
+ * interval as QueueBox's capture (20 ms), pgoutput, {@code snapshot.mode=no_data}, offsets in a file flushed every 5 s (as QueueBox's), on a table of
  * the outbox's shape ({@code bench_capture}) published {@code WITH (publish = 'insert')}. Producers commit one
  * plain INSERT per transaction (the outbox's columns, no QueueBox writer, no insert trigger).
  *
@@ -64,12 +64,14 @@ final class DebeziumAlone {
         Map<String, Long> received = new ConcurrentHashMap<>();
         Map<String, Long> consumed = new ConcurrentHashMap<>();
         Channel consumer = brokers.consume((id, headers) -> consumed.putIfAbsent(id, System.nanoTime()));
+        java.nio.file.Path stateDir = java.nio.file.Files.createTempDirectory("queuebox-bench-debezium-");
+        java.nio.file.Path offsets = stateDir.resolve("offsets.dat");
         Channel publisher = brokers.newChannel();
         publisher.confirmSelect();
         AtomicReference<Throwable> failure = new AtomicReference<>();
         CountDownLatch started = new CountDownLatch(1);
         DebeziumEngine<RecordChangeEvent<SourceRecord>> engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
-                .using(properties())
+                .using(properties(offsets))
                 .notifying((records, committer) -> {
                     List<String> ids = new ArrayList<>(records.size());
                     for (RecordChangeEvent<SourceRecord> event : records) {
@@ -128,8 +130,11 @@ final class DebeziumAlone {
             List<Map<String, Object>> receivedRows = new ArrayList<>();
             List<Map<String, Object>> consumedRows = new ArrayList<>();
             for (int rate : rates) {
+                Map<String, Map<String, Long>> observers = new LinkedHashMap<>();
+                observers.put("received", received);
+                observers.put("consumed", consumed);
                 Map<String, Map<String, Object>> rows = Steady.run("Debezium alone", rate, warmup, measure, this::session,
-                        new LinkedHashMap<>(Map.of("received", received, "consumed", consumed)), out);
+                        observers, out);
                 if (failure.get() != null) {
                     throw new IllegalStateException("Debezium alone failed", failure.get());
                 }
@@ -152,11 +157,13 @@ final class DebeziumAlone {
             db.dropSlot(SLOT);
             db.execute("DROP PUBLICATION IF EXISTS " + PUBLICATION);
             db.execute("TRUNCATE " + TABLE);
+            java.nio.file.Files.deleteIfExists(offsets);
+            java.nio.file.Files.deleteIfExists(stateDir);
             brokers.purgeQueue();
         }
     }
 
-    private Properties properties() {
+    private Properties properties(java.nio.file.Path offsets) {
         Properties props = new Properties();
         props.setProperty("name", "bench-debezium-alone");
         props.setProperty("connector.class", "io.debezium.connector.postgresql.PostgresConnector");
@@ -176,8 +183,10 @@ final class DebeziumAlone {
         props.setProperty("table.include.list", "public." + TABLE);
         props.setProperty("skipped.operations", "u,d,t");
         props.setProperty("tombstones.on.delete", "false");
-        props.setProperty("offset.storage", "org.apache.kafka.connect.storage.MemoryOffsetBackingStore");
-        props.setProperty("offset.flush.interval.ms", "60000");
+        // As QueueBox's capture keeps them (Kafka 4's MemoryOffsetBackingStore is abstract).
+        props.setProperty("offset.storage", "org.apache.kafka.connect.storage.FileOffsetBackingStore");
+        props.setProperty("offset.storage.file.filename", offsets.toString());
+        props.setProperty("offset.flush.interval.ms", "5000");
         props.setProperty("errors.max.retries", "0");
         return props;
     }
