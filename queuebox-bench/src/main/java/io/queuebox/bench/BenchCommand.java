@@ -164,6 +164,9 @@ public final class BenchCommand implements Callable<Integer> {
                 for (String broker : brokerNames) {
                     drain.relay(broker, true, 2, 500, Math.min(rows, 5_000), aggregates, false);
                 }
+                if (runs("peers")) {
+                    gruelbox.drain("none", 8, 500, Math.min(peerRows, 5_000), aggregates);
+                }
             }
             if (runs("drain") || runs("matrix")) {
                 out.println("Drain (relay ÷ pure-SQL floor of the same loops, batch and rows; and ÷ min(floor, broker ceiling))");
