@@ -21,11 +21,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code queuebox bench}: how fast the relay is against the ceilings of the same machine, measured in the
- * same run. See docs/performance.md for the workloads and how to read the figures.
+ * The benchmark ({@code bench/run.sh}): how fast the relay is against the floors and ceilings of this machine
+ * and against its peers, all measured in the same run. See docs/performance.md for the workloads and how to
+ * read the figures.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
-        description = "Measures QueueBox against the ceilings of this machine (PostgreSQL, RabbitMQ, Kafka).")
+        description = "Measures QueueBox against the floors and ceilings of this machine (PostgreSQL, RabbitMQ, Kafka) and its peers.")
 public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--smoke", description = "A short run that only proves the bench works (PostgreSQL and RabbitMQ; Kafka only with --kafka-bootstrap).")
