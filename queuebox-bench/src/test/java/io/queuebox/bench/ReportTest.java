@@ -52,6 +52,13 @@ class ReportTest {
         latency.put("p99Ms", 21.0);
         latency.put("reps", 1);
         results.put("latencyComparison", List.of(latency));
+        Map<String, Object> mode = new LinkedHashMap<>();
+        mode.put("mode", "debezium");
+        mode.put("system", "Debezium alone");
+        mode.put("rep", 1);
+        mode.put("steady", List.of(Map.of("targetPerSecond", 200, "p50Ms", 7.5)));
+        mode.put("steadyConsumed", List.of(Map.of("targetPerSecond", 200, "p50Ms", 9.5)));
+        results.put("latency", List.of(mode));
 
         Report report = new Report(results);
         String md = report.markdown("performance");
@@ -59,7 +66,8 @@ class ReportTest {
         assertThat(md).contains("`fsync` on")
                 .contains("| headline | kafka | per-aggregate | yes | 2 | 500 | 1000 | 900 | 1100 | 1200 (DELETE) | 5000 | 75 % | 75 % | 80.5 |")
                 .contains("| 1 loop / 1 worker / 1 thread | gruelbox, no-op method (1 thread) | 700 | 35 % of SQL floor, DELETE | 300.0 | 700 |")
-                .contains("| Debezium alone | change event received | 200 | 7.5 | 21.0 |");
+                .contains("| Debezium alone | change event received | 200 | 7.5 | 21.0 |")
+                .contains("| Debezium alone + RabbitMQ | 1 | 200 |");
         assertThat(report.charts()).containsKeys("drain-headline.svg", "drain-peers.svg", "latency.svg");
     }
 }
