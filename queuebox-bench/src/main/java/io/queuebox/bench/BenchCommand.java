@@ -110,6 +110,8 @@ public final class BenchCommand implements Callable<Integer> {
     private final PrintStream out = System.out;
 
     public static void main(String[] args) {
+        // Hibernate Validator (in gruelbox) logs through jboss-logging, which would otherwise pick log4j.
+        System.setProperty("org.jboss.logging.provider", "slf4j");
         System.exit(new CommandLine(new BenchCommand()).setOverwrittenOptionsAllowed(true).execute(args));
     }
 
@@ -118,6 +120,13 @@ public final class BenchCommand implements Callable<Integer> {
         BenchDatabase.validateName(pgDatabase);
         // The figures go to standard output; the services' own INFO logs (the in-process broker's) would bury them.
         io.queuebox.bootstrap.internal.Logging.configure("text", "WARN");
+        if (org.slf4j.LoggerFactory.getILoggerFactory() instanceof ch.qos.logback.classic.LoggerContext context) {
+            // gruelbox logs two INFO lines per entry by default ("Processing", "Processed"): in a benchmark they
+            // would measure the console; here it runs with WARN, which flatters it, if anything.
+            for (String noisy : List.of("com.gruelbox", "com.zaxxer.hikari", "org.hibernate.validator")) {
+                context.getLogger(noisy).setLevel(ch.qos.logback.classic.Level.WARN);
+            }
+        }
         if (smoke) {
             rows = 2000;
             rates = new int[] {200};
@@ -317,7 +326,7 @@ public final class BenchCommand implements Callable<Integer> {
         settings.put("peers", "gruelbox transaction-outbox 4.2.268 (DefaultPersistor, POSTGRESQL_9, own HikariCP pool); per entry: insert"
                 + " of the serialised invocation; lock by id FOR UPDATE SKIP LOCKED, call, DELETE, commit (plus, when flushed, a batch"
                 + " SELECT … FOR UPDATE SKIP LOCKED and an UPDATE per entry); the method is a no-op or publishes and waits for the"
-                + " broker's ack (RabbitMQ confirm, Kafka send().get()); no ordering. Debezium alone: embedded PostgresConnector,"
+                + " broker's ack (RabbitMQ confirm, Kafka send().get()); no ordering; its per-entry INFO logging off (WARN). Debezium alone: embedded PostgresConnector,"
                 + " pgoutput, poll " + Latency.CAPTURE_POLL.toMillis() + " ms, publication WITH (publish = 'insert') on "
                 + DebeziumAlone.TABLE + ", offsets in a file; its handler publishes each event to RabbitMQ and waits for the batch's confirms");
         settings.put("peerRows", peerRows);
