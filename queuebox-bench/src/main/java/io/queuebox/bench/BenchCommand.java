@@ -122,8 +122,9 @@ public final class BenchCommand implements Callable<Integer> {
         io.queuebox.bootstrap.internal.Logging.configure("text", "WARN");
         if (org.slf4j.LoggerFactory.getILoggerFactory() instanceof ch.qos.logback.classic.LoggerContext context) {
             // gruelbox logs two INFO lines per entry by default ("Processing", "Processed"): in a benchmark they
-            // would measure the console; here it runs with WARN, which flatters it, if anything.
-            for (String noisy : List.of("com.gruelbox", "com.zaxxer.hikari", "org.hibernate.validator")) {
+            // would measure the console; here it runs with WARN, which flatters it, if anything. The in-process
+            // Kafka broker logs its shutdown at INFO under "kafka" and "state.change.logger".
+            for (String noisy : List.of("com.gruelbox", "com.zaxxer.hikari", "org.hibernate.validator", "kafka", "state.change.logger")) {
                 context.getLogger(noisy).setLevel(ch.qos.logback.classic.Level.WARN);
             }
         }
@@ -156,6 +157,9 @@ public final class BenchCommand implements Callable<Integer> {
             out.println("QueueBox bench (" + results.get("suite") + ")");
             machine.forEach((k, v) -> out.println("  machine." + k + ": " + v));
             settings.forEach((k, v) -> out.println("  settings." + k + ": " + v));
+            double idleCpu = Cpu.measureIdle(Duration.ofSeconds(smoke ? 1 : 3));
+            machine.put("jvmIdleCpuMsPerSecond", idleCpu);
+            out.println("  machine.jvmIdleCpuMsPerSecond: " + idleCpu + " (the bench JVM with its brokers' clients" + (brokers.hasKafka() ? " and the in-process Kafka broker" : "") + ", nothing running)");
             Map<String, String> postgres = db.postgresSettings();
             results.put("postgresSettings", postgres);
             postgres.forEach((k, v) -> out.println("  postgres." + k + ": " + v));
@@ -240,8 +244,9 @@ public final class BenchCommand implements Callable<Integer> {
                 results.put("latencyComparison", medians);
                 out.println("  medians over the repetitions:");
                 for (Map<String, Object> row : medians) {
-                    out.printf(java.util.Locale.ROOT, "    %-62s %5s/s  p50 %7s ms  p99 %7s ms  cpu %6s ms/1000  (%s)%n", row.get("system"),
-                            row.get("targetPerSecond"), row.get("p50Ms"), row.get("p99Ms"), row.get("cpuMsPer1000"), row.get("endPoint"));
+                    out.printf(java.util.Locale.ROOT, "    %-62s %5s/s  p50 %7s ms  p99 %7s ms  cpu %6s ms/1000 (%6s above idle)  (%s)%n", row.get("system"),
+                            row.get("targetPerSecond"), row.get("p50Ms"), row.get("p99Ms"), row.get("cpuMsPer1000"),
+                            row.get("cpuAboveIdleMsPer1000"), row.get("endPoint"));
                 }
                 if (smoke) {
                     for (Map<String, Object> row : medians) {
@@ -334,7 +339,9 @@ public final class BenchCommand implements Callable<Integer> {
         settings.put("reps", reps + " interleaved repetitions, medians reported (idle cost measured in the first only)");
         settings.put("warmupSeconds", warmupSeconds + " s at each rate before measuring, not recorded");
         settings.put("cpu", "JVM process CPU (OperatingSystemMXBean#getProcessCpuTime) over the run, per 1,000 events; includes the bench's"
-                + " producers and consumer and, with Kafka, the in-process broker; PostgreSQL's CPU is not in it");
+                + " producers and consumer and, with Kafka, the in-process broker; PostgreSQL's CPU is not in it. 'Above idle' subtracts"
+                + " the JVM's idle CPU rate (machine.jvmIdleCpuMsPerSecond) over the run's wall time. Steady rates: from the end of the"
+                + " warm-up to the last event seen, per measured event");
         settings.put("matrix", smoke ? "none" : "ordering none/per-aggregate x workers 1/2/4 x batch 100/500/1000");
         settings.put("relay", "DeliveryEngine + PostgreSQL store on a HikariCP pool of 16, wake interval 100 ms in drains; 'no-op' = a publisher that acks at once");
         settings.put("kafkaProducer", "adapter defaults: enable.idempotence=true, acks=all, max.in.flight=5, linger.ms=0; topic "

@@ -48,7 +48,7 @@ final class Drain {
                 relay.close();
             }
             double seconds = Brokers.seconds(start);
-            Double cpuMs = cpu.msPerThousand(rows);
+            Run measured = Run.of(rows, seconds, cpu, null);
             if (!done) {
                 throw new IllegalStateException("drain to " + broker + " delivered " + relay.delivered.get() + " of "
                         + rows + " rows in time; last error: " + relay.lastError.get());
@@ -64,7 +64,7 @@ final class Drain {
             String stats = String.format(Locale.ROOT, "claims %d (empty %d), mean claim %.1f ms, mean publish %.1f ms",
                     relay.claims.get(), relay.emptyClaims.get(), relay.claimNanos.get() / 1e6 / Math.max(1, relay.claims.get()),
                     relay.publishNanos.get() / 1e6 / Math.max(1, relay.claims.get() - relay.emptyClaims.get()));
-            return new Run(rows / seconds, cpuMs, stats);
+            return new Run(measured.rowsPerSecond(), measured.cpuMsPerThousand(), measured.cpuAboveIdleMsPerThousand(), stats);
         } finally {
             if (publisher != Relay.NO_OP) {
                 publisher.close();
@@ -103,20 +103,22 @@ final class Drain {
             row.put("rows", rows);
             row.put("relayRowsPerSecond", Math.round(run.rowsPerSecond()));
             row.put("relayCpuMsPer1000", run.cpuMsPerThousand());
+            row.put("relayCpuAboveIdleMsPer1000", run.cpuAboveIdleMsPerThousand());
             row.put("relayNoOpRowsPerSecond", Math.round(noOp.rowsPerSecond()));
             row.put("sqlFloorMarking", marking.name());
             row.put("sqlFloorRowsPerSecond", Math.round(sql.rowsPerSecond()));
             row.put("sqlFloorCpuMsPer1000", sql.cpuMsPerThousand());
+            row.put("sqlFloorCpuAboveIdleMsPer1000", sql.cpuAboveIdleMsPerThousand());
             row.put("brokerCeilingRowsPerSecond", Math.round(brokerCeilings.get(broker)));
             row.put("ratioToFloor", Stats.ratio(run.rowsPerSecond(), sql.rowsPerSecond()));
             row.put("ratio", Stats.ratio(run.rowsPerSecond(), ceiling));
             row.put("relayStats", run.detail());
             results.add(row);
             out.printf(Locale.ROOT, "  drain %-8s ordering=%-13s%s workers=%d batch=%4d rows=%7d: relay %8.0f/s (no-op %8.0f/s)"
-                            + "  floor(%s) %8.0f/s  broker %8.0f/s  ÷floor %5.1f %%  ÷min %5.1f %%  cpu %s ms/1000%n",
+                            + "  floor(%s) %8.0f/s  broker %8.0f/s  ÷floor %5.1f %%  ÷min %5.1f %%  cpu %s ms/1000 (%s above idle)%n",
                     broker, row.get("ordering"), deleteOnSend ? " deleteOnSend" : "", workers, batch, rows, run.rowsPerSecond(),
                     noOp.rowsPerSecond(), marking, sql.rowsPerSecond(), brokerCeilings.get(broker),
-                    run.rowsPerSecond() / sql.rowsPerSecond() * 100, run.rowsPerSecond() / ceiling * 100, run.cpuMsPerThousand());
+                    run.rowsPerSecond() / sql.rowsPerSecond() * 100, run.rowsPerSecond() / ceiling * 100, run.cpuMsPerThousand(), run.cpuAboveIdleMsPerThousand());
             out.println("      " + run.detail());
         }
     }

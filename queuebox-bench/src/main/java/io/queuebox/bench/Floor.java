@@ -89,7 +89,7 @@ final class Floor {
             thread.join();
         }
         double seconds = Brokers.seconds(start);
-        Double cpuMs = cpu.msPerThousand(rows);
+        Run run = Run.of(rows, seconds, cpu, String.format(Locale.ROOT, "%d batches", batches.get()));
         if (failure.get() != null) {
             throw new IllegalStateException("SQL floor (" + marking + ") failed", failure.get());
         }
@@ -98,6 +98,6 @@ final class Floor {
             throw new IllegalStateException("SQL floor (" + marking + ") marked " + marked.get() + " of " + rows
                     + " rows, " + left + " left");
         }
-        return new Run(rows / seconds, cpuMs, String.format(Locale.ROOT, "%d batches", batches.get()));
+        return run;
     }
 }

@@ -197,7 +197,7 @@ final class Gruelbox {
                 }
             }
             double seconds = Brokers.seconds(start);
-            Double cpuMs = cpu.msPerThousand(rows);
+            Run run = Run.of(rows, seconds, cpu, String.format(Locale.ROOT, "%d flushes", flushes));
             long left = db.count(TABLE, "true");
             if (gruelbox.succeeded.get() < rows || left != 0) {
                 throw new IllegalStateException("gruelbox (" + broker + ") processed " + gruelbox.succeeded.get() + " of "
@@ -207,7 +207,7 @@ final class Gruelbox {
             if (broker.equals("rabbitmq")) {
                 brokers.purgeQueue();
             }
-            return new Run(rows / seconds, cpuMs, String.format(Locale.ROOT, "%d flushes", flushes));
+            return run;
         }
     }
 

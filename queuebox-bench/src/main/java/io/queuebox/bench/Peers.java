@@ -67,8 +67,8 @@ final class Peers {
             for (Contestant c : contestants) {
                 Run run = c.run().call();
                 runs.computeIfAbsent(key(c.group(), c.name()), k -> new ArrayList<>()).add(run);
-                out.printf(Locale.ROOT, "  rep %d  %-32s %-52s %8.0f rows/s  cpu %s ms/1000%n", rep, c.group(), c.name(),
-                        run.rowsPerSecond(), run.cpuMsPerThousand());
+                out.printf(Locale.ROOT, "  rep %d  %-32s %-52s %8.0f rows/s  cpu %s ms/1000 (%s above idle)%n", rep, c.group(), c.name(),
+                        run.rowsPerSecond(), run.cpuMsPerThousand(), run.cpuAboveIdleMsPerThousand());
             }
         }
         List<Map<String, Object>> table = new ArrayList<>();
@@ -81,6 +81,7 @@ final class Peers {
             row.put("rows", rows);
             row.put("medianRowsPerSecond", median == null ? null : Math.round(median));
             row.put("medianCpuMsPer1000", Stats.median(mine.stream().map(Run::cpuMsPerThousand).toList()));
+            row.put("medianCpuAboveIdleMsPer1000", Stats.median(mine.stream().map(Run::cpuAboveIdleMsPerThousand).toList()));
             if (c.reference() != null) {
                 String reference = c.reference() == Floor.Marking.UPDATE ? FLOOR_UPDATE : FLOOR_DELETE;
                 List<Run> floorRuns = runs.get(key(c.group(), reference));
@@ -92,8 +93,8 @@ final class Peers {
         }
         out.println("  medians over " + reps + " repetition(s):");
         for (Map<String, Object> row : table) {
-            out.printf(Locale.ROOT, "    %-32s %-52s %8s rows/s  cpu %6s ms/1000%s%n", row.get("group"), row.get("system"),
-                    row.get("medianRowsPerSecond"), row.get("medianCpuMsPer1000"),
+            out.printf(Locale.ROOT, "    %-32s %-52s %8s rows/s  cpu %6s ms/1000 (%6s above idle)%s%n", row.get("group"), row.get("system"),
+                    row.get("medianRowsPerSecond"), row.get("medianCpuMsPer1000"), row.get("medianCpuAboveIdleMsPer1000"),
                     row.get("ratio") == null ? "" : String.format(Locale.ROOT, "  %5.1f %% of %s",
                             ((Number) row.get("ratio")).doubleValue() * 100, row.get("ratioTo")));
         }
@@ -140,6 +141,7 @@ final class Peers {
             row.put("p99Ms", Stats.median(Stats.column(reps, "p99Ms")));
             row.put("p999Ms", Stats.median(Stats.column(reps, "p999Ms")));
             row.put("cpuMsPer1000", Stats.median(Stats.column(reps, "cpuMsPer1000")));
+            row.put("cpuAboveIdleMsPer1000", Stats.median(Stats.column(reps, "cpuAboveIdleMsPer1000")));
             table.add(row);
         }
         return table;

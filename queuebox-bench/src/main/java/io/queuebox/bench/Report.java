@@ -128,14 +128,14 @@ final class Report {
         if (!drains.isEmpty()) {
             md.append("#### Drain\n\nrelay ÷ pure-SQL floor (same loops as workers, same batch and rows; UPDATE marking, DELETE for deleteOnSend),"
                     + " and relay ÷ min(floor, broker ceiling); all measured in the same run. CPU: JVM process ms per 1,000 rows.\n\n");
-            md.append("| tier | broker | ordering | deleteOnSend | workers | batch | rows | relay rows/s | relay no-op | SQL floor | broker ceiling | ÷ floor | ÷ min | CPU ms/1000 |\n");
+            md.append("| tier | broker | ordering | deleteOnSend | workers | batch | rows | relay rows/s | relay no-op | SQL floor | broker ceiling | ÷ floor | ÷ min | CPU ms/1000 (above idle) |\n");
             md.append("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
             for (Map<String, Object> r : drains) {
                 md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s |%n", r.get("tier"),
                         r.get("broker"), r.get("ordering"), Boolean.TRUE.equals(r.get("deleteOnSend")) ? "yes" : "no", r.get("workers"),
                         r.get("batch"), r.get("rows"), r.get("relayRowsPerSecond"), r.get("relayNoOpRowsPerSecond"),
                         r.get("sqlFloorRowsPerSecond"), r.get("sqlFloorMarking"), r.get("brokerCeilingRowsPerSecond"),
-                        percent(r.get("ratioToFloor")), percent(r.get("ratio")), r.get("relayCpuMsPer1000")));
+                        percent(r.get("ratioToFloor")), percent(r.get("ratio")), cpu(r.get("relayCpuMsPer1000"), r.get("relayCpuAboveIdleMsPer1000"))));
             }
             chart(md, chartsLink, "drain-headline.svg", "Drain headline");
             if (drains.stream().anyMatch(r -> "matrix".equals(r.get("tier")))) {
@@ -150,7 +150,7 @@ final class Report {
                     .append(p.get("aggregates")).append(" aggregates, ").append(p.get("reps"))
                     .append(" interleaved repetition(s), medians. QueueBox without ordering (neither the floor nor gruelbox orders);"
                             + " gruelbox deletes what it processed, so its ratio is to the DELETE floor.\n\n");
-            md.append("| group | system | rows/s | ratio to floor | CPU ms/1000 | each repetition, rows/s |\n| --- | --- | ---: | ---: | ---: | --- |\n");
+            md.append("| group | system | rows/s | ratio to floor | CPU ms/1000 (above idle) | each repetition, rows/s |\n| --- | --- | ---: | ---: | ---: | --- |\n");
             for (Map<String, Object> r : peers) {
                 List<String> each = new ArrayList<>();
                 for (Object o : (List<?>) r.get("reps")) {
@@ -158,7 +158,7 @@ final class Report {
                 }
                 md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s |%n", r.get("group"), r.get("system"),
                         r.get("medianRowsPerSecond"), r.get("ratio") == null ? "–" : percent(r.get("ratio")) + " of " + r.get("ratioTo"),
-                        r.get("medianCpuMsPer1000"), String.join(", ", each)));
+                        cpu(r.get("medianCpuMsPer1000"), r.get("medianCpuAboveIdleMsPer1000")), String.join(", ", each)));
             }
             chart(md, chartsLink, "drain-peers.svg", "Drain side by side");
             md.append('\n');
@@ -179,12 +179,12 @@ final class Report {
             List<Map<String, Object>> comparison = list("latencyComparison");
             if (!comparison.isEmpty()) {
                 md.append("\n#### Latency side by side (medians over the repetitions)\n\n");
-                md.append("| system | end point | target/s | p50 ms | p99 ms | p99.9 ms | CPU ms/1000 | reps | events | not seen |\n");
+                md.append("| system | end point | target/s | p50 ms | p99 ms | p99.9 ms | CPU ms/1000 (above idle) | reps | events | not seen |\n");
                 md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
                 for (Map<String, Object> r : comparison) {
                     md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", r.get("system"),
                             r.get("endPoint"), r.get("targetPerSecond"), r.get("p50Ms"), r.get("p99Ms"), r.get("p999Ms"),
-                            r.get("cpuMsPer1000"), r.get("reps"), r.get("events"), r.get("notSeen")));
+                            cpu(r.get("cpuMsPer1000"), r.get("cpuAboveIdleMsPer1000")), r.get("reps"), r.get("events"), r.get("notSeen")));
                 }
             }
             md.append("\n<details><summary>Steady rate, every repetition</summary>\n\n");
@@ -241,6 +241,10 @@ final class Report {
         if (link != null) {
             md.append("\n![").append(alt).append("](").append(link).append('/').append(file).append(")\n");
         }
+    }
+
+    private static String cpu(Object raw, Object aboveIdle) {
+        return raw + " (" + (aboveIdle == null ? "–" : aboveIdle) + ")";
     }
 
     private static String percent(Object ratio) {

@@ -49,6 +49,18 @@ final class Stats {
         return round(cpuNanos / 1e6 / events * 1000, 2);
     }
 
+    /**
+     * {@link #cpuMsPerThousand} after taking off what the process spends idle over the same wall time
+     * ({@code idleNanosPerSecond × wallNanos}); never below zero.
+     */
+    static Double cpuMsPerThousandAboveIdle(long cpuNanos, long wallNanos, double idleNanosPerSecond, long events) {
+        if (cpuNanos < 0) {
+            return null;
+        }
+        long idle = (long) (idleNanosPerSecond * wallNanos / 1e9);
+        return cpuMsPerThousand(Math.max(0, cpuNanos - idle), events);
+    }
+
     static double round(double value, int digits) {
         double scale = Math.pow(10, digits);
         return Math.round(value * scale) / scale;

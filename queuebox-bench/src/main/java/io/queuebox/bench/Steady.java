@@ -57,7 +57,6 @@ final class Steady {
         AtomicLong next = new AtomicLong();
         AtomicLong produced = new AtomicLong();
         AtomicReference<Exception> failure = new AtomicReference<>();
-        Cpu cpu = Cpu.start();
         long start = System.nanoTime();
         List<Thread> producers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
@@ -89,6 +88,9 @@ final class Steady {
             producers.add(thread);
             thread.start();
         }
+        // CPU from the end of the warm-up (JIT, pools and connections settle in it) to the last event seen.
+        LockSupport.parkNanos(Math.max(0, start + warmupNanos - System.nanoTime()));
+        Cpu cpu = Cpu.start();
         for (Thread thread : producers) {
             thread.join();
         }
@@ -101,7 +103,8 @@ final class Steady {
                 && !observers.values().stream().allMatch(seen -> seen.keySet().containsAll(committed.keySet()))) {
             Thread.sleep(5);
         }
-        Double cpuMs = cpu.msPerThousand(produced.get());
+        Double cpuMs = cpu.msPerThousand(committed.size());
+        Double cpuAboveIdle = cpu.msPerThousandAboveIdle(committed.size());
         Map<String, Map<String, Object>> rows = new LinkedHashMap<>();
         for (Map.Entry<String, Map<String, Long>> observer : observers.entrySet()) {
             Map<String, Long> seen = observer.getValue();
@@ -119,10 +122,11 @@ final class Steady {
             row.put("p999Ms", percentile(latencies, 0.999));
             row.put("maxMs", latencies.length == 0 ? null : Stats.round(latencies[latencies.length - 1] / 1e6, 1));
             row.put("cpuMsPer1000", cpuMs);
+            row.put("cpuAboveIdleMsPer1000", cpuAboveIdle);
             rows.put(observer.getKey(), row);
-            out.printf(Locale.ROOT, "    %-28s %5d/s (achieved %5d/s, %6d events): p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  cpu %s ms/1000%s%n",
+            out.printf(Locale.ROOT, "    %-28s %5d/s (achieved %5d/s, %6d events): p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  cpu %s ms/1000 (%s above idle)%s%n",
                     label + (observers.size() > 1 ? " " + observer.getKey() : ""), rate, row.get("achievedPerSecond"),
-                    committed.size(), row.get("p50Ms"), row.get("p99Ms"), row.get("p999Ms"), cpuMs,
+                    committed.size(), row.get("p50Ms"), row.get("p99Ms"), row.get("p999Ms"), cpuMs, cpuAboveIdle,
                     lost == 0 ? "" : "  (" + lost + " not seen)");
         }
         observers.values().forEach(Map::clear);

@@ -43,6 +43,15 @@ class StatsTest {
     }
 
     @Test
+    void cpuAboveIdleTakesOffTheIdleRateOverTheSameWallTime() {
+        // 1.5 s of CPU in 10 s of wall time, idle at 50 ms per second: 1.0 s above idle for 20,000 events.
+        assertThat(Stats.cpuMsPerThousandAboveIdle(1_500_000_000L, 10_000_000_000L, 50_000_000, 20_000)).isEqualTo(50.0);
+        // Never below zero: a quiet window can spend less than the idle measurement did.
+        assertThat(Stats.cpuMsPerThousandAboveIdle(100_000_000L, 10_000_000_000L, 50_000_000, 1_000)).isEqualTo(0.0);
+        assertThat(Stats.cpuMsPerThousandAboveIdle(-1L, 10_000_000_000L, 50_000_000, 1_000)).isNull();
+    }
+
+    @Test
     void noCpuFigureWithoutEventsOrWithoutAPlatformCpuClock() {
         assertThat(Stats.cpuMsPerThousand(1_000_000L, 0)).isNull();
         assertThat(Stats.cpuMsPerThousand(-1L, 1_000)).isNull();
