@@ -13,7 +13,7 @@ final class Stats {
 
     /**
      * The median of the values that are present (nulls are runs that measured nothing); the mean of the two
-     * middle values for an even count; null when no value is present.
+     * middle values for an even count (to three decimals); null when no value is present.
      */
     static Double median(Collection<? extends Number> values) {
         List<Double> present = new ArrayList<>();
@@ -27,7 +27,7 @@ final class Stats {
         }
         present.sort(null);
         int n = present.size();
-        return n % 2 == 1 ? present.get(n / 2) : (present.get(n / 2 - 1) + present.get(n / 2)) / 2;
+        return n % 2 == 1 ? present.get(n / 2) : round((present.get(n / 2 - 1) + present.get(n / 2)) / 2, 3);
     }
 
     /** {@code value ÷ reference} to three decimals; null when either is missing or the reference is not positive. */

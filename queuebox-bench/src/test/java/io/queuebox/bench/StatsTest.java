@@ -17,6 +17,7 @@ class StatsTest {
     @Test
     void theMedianOfAnEvenCountIsTheMeanOfTheTwoMiddleValues() {
         assertThat(Stats.median(List.of(4, 1, 3, 2))).isEqualTo(2.5);
+        assertThat(Stats.median(List.of(12.7, 13.1))).isEqualTo(12.9);
     }
 
     @Test
