@@ -32,7 +32,6 @@ public final class Cli {
                         .addSubcommand(new CaptureCommand.Reset(context))
                         .addSubcommand(new CaptureAdoptCommand(context)))
                 .addSubcommand(new DemoCommand())
-                .addSubcommand(new io.queuebox.bootstrap.bench.BenchCommand())
                 .addSubcommand(new CommandLine.HelpCommand());
         commandLine.setOut(out).setErr(err);
         commandLine.setExecutionExceptionHandler(Cli::handle);

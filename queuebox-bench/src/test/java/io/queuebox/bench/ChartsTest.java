@@ -1,4 +1,4 @@
-package io.queuebox.bootstrap.bench;
+package io.queuebox.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -45,10 +45,10 @@ class ChartsTest {
         for (int i = 0; i < nanos.length; i++) {
             nanos[i] = (i + 1) * 1_000_000L;
         }
-        assertThat(Latency.percentile(nanos, 0.50)).isEqualTo(500.0);
-        assertThat(Latency.percentile(nanos, 0.99)).isEqualTo(990.0);
-        assertThat(Latency.percentile(nanos, 0.999)).isEqualTo(999.0);
-        assertThat(Latency.percentile(new long[0], 0.5)).isNull();
+        assertThat(Steady.percentile(nanos, 0.50)).isEqualTo(500.0);
+        assertThat(Steady.percentile(nanos, 0.99)).isEqualTo(990.0);
+        assertThat(Steady.percentile(nanos, 0.999)).isEqualTo(999.0);
+        assertThat(Steady.percentile(new long[0], 0.5)).isNull();
     }
 
     private static Document parse(String xml) throws Exception {

@@ -1,4 +1,4 @@
-package io.queuebox.bootstrap.bench;
+package io.queuebox.bench;
 
 import java.util.LinkedHashMap;
 import java.util.List;

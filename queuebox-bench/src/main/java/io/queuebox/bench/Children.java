@@ -1,4 +1,4 @@
-package io.queuebox.bootstrap.bench;
+package io.queuebox.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.rabbitmq.client.Channel;

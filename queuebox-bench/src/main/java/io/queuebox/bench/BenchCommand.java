@@ -1,4 +1,4 @@
-package io.queuebox.bootstrap.bench;
+package io.queuebox.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
@@ -21,11 +21,12 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * {@code queuebox bench}: how fast the relay is against the ceilings of the same machine, measured in the
- * same run. See docs/performance.md for the workloads and how to read the figures.
+ * The benchmark ({@code bench/run.sh}): how fast the relay is against the floors and ceilings of this machine
+ * and against its peers, all measured in the same run. See docs/performance.md for the workloads and how to
+ * read the figures.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
-        description = "Measures QueueBox against the ceilings of this machine (PostgreSQL, RabbitMQ, Kafka).")
+        description = "Measures QueueBox against the floors and ceilings of this machine (PostgreSQL, RabbitMQ, Kafka) and its peers.")
 public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--smoke", description = "A short run that only proves the bench works (PostgreSQL and RabbitMQ; Kafka only with --kafka-bootstrap).")
@@ -76,7 +77,25 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--scale-rows", defaultValue = "20000", description = "Rows of each scale-out drain (default ${DEFAULT-VALUE}).")
     int scaleRows;
 
-    @Option(names = "--only", split = ",", description = "Workloads to run: drain, matrix, latency, backlog, scale (default all).")
+    @Option(names = "--reps", defaultValue = "3", description = "Interleaved repetitions of the side-by-side comparisons (peers, latency); medians reported (default ${DEFAULT-VALUE}).")
+    int reps;
+
+    @Option(names = "--peer-rows", defaultValue = "20000", description = "Rows of each drain of the side-by-side comparison with the floor and gruelbox (default ${DEFAULT-VALUE}).")
+    int peerRows;
+
+    @Option(names = "--peer-rates", split = ",", defaultValue = "200,1000", description = "Rates of Debezium alone and gruelbox in the latency comparison (default ${DEFAULT-VALUE}).")
+    int[] peerRates;
+
+    @Option(names = "--warmup-seconds", defaultValue = "2", description = "Warm-up at each steady rate before measuring, not recorded (default ${DEFAULT-VALUE}).")
+    int warmupSeconds;
+
+    @Option(names = "--gruelbox-threads", defaultValue = "8", description = "gruelbox executor threads in the latency comparison (default ${DEFAULT-VALUE}).")
+    int gruelboxThreads;
+
+    @Option(names = "--no-peers", description = "Leave Debezium alone and gruelbox out of the latency workload.")
+    boolean noPeers;
+
+    @Option(names = "--only", split = ",", description = "Workloads to run: drain, matrix, latency, peers, backlog, scale (default all).")
     List<String> only;
 
     @Option(names = "--results-dir", defaultValue = "bench/results", description = "Where <date>.json and <date>.md go (default ${DEFAULT-VALUE}).")
@@ -91,6 +110,8 @@ public final class BenchCommand implements Callable<Integer> {
     private final PrintStream out = System.out;
 
     public static void main(String[] args) {
+        // Hibernate Validator (in gruelbox) logs through jboss-logging, which would otherwise pick log4j.
+        System.setProperty("org.jboss.logging.provider", "slf4j");
         System.exit(new CommandLine(new BenchCommand()).setOverwrittenOptionsAllowed(true).execute(args));
     }
 
@@ -99,15 +120,27 @@ public final class BenchCommand implements Callable<Integer> {
         BenchDatabase.validateName(pgDatabase);
         // The figures go to standard output; the services' own INFO logs (the in-process broker's) would bury them.
         io.queuebox.bootstrap.internal.Logging.configure("text", "WARN");
+        if (org.slf4j.LoggerFactory.getILoggerFactory() instanceof ch.qos.logback.classic.LoggerContext context) {
+            // gruelbox logs two INFO lines per entry by default ("Processing", "Processed"): in a benchmark they
+            // would measure the console; here it runs with WARN, which flatters it, if anything. The in-process
+            // Kafka broker logs its shutdown at INFO under "kafka" and "state.change.logger".
+            for (String noisy : List.of("com.gruelbox", "com.zaxxer.hikari", "org.hibernate.validator", "kafka", "state.change.logger")) {
+                context.getLogger(noisy).setLevel(ch.qos.logback.classic.Level.WARN);
+            }
+        }
         if (smoke) {
             rows = 2000;
             rates = new int[] {200};
+            peerRates = new int[] {200};
             steadySeconds = 2;
+            warmupSeconds = 1;
+            peerRows = 1000;
+            reps = 1;
             idleSeconds = 2;
             backlogRows = 2000;
             noKafka = noKafka || kafkaBootstrap == null;
             if (only == null) {
-                only = List.of("drain", "latency", "backlog");
+                only = List.of("drain", "latency", "peers", "backlog");
             }
         }
         long started = System.nanoTime();
@@ -124,17 +157,33 @@ public final class BenchCommand implements Callable<Integer> {
             out.println("QueueBox bench (" + results.get("suite") + ")");
             machine.forEach((k, v) -> out.println("  machine." + k + ": " + v));
             settings.forEach((k, v) -> out.println("  settings." + k + ": " + v));
+            double idleCpu = Cpu.measureIdle(Duration.ofSeconds(smoke ? 1 : 3));
+            machine.put("jvmIdleCpuMsPerSecond", idleCpu);
+            out.println("  machine.jvmIdleCpuMsPerSecond: " + idleCpu + " (the bench JVM with its brokers' clients" + (brokers.hasKafka() ? " and the in-process Kafka broker" : "") + ", nothing running)");
+            Map<String, String> postgres = db.postgresSettings();
+            results.put("postgresSettings", postgres);
+            postgres.forEach((k, v) -> out.println("  postgres." + k + ": " + v));
             OutboxStore store = db.outbox.store();
             List<String> brokerNames = brokers.hasKafka() ? List.of("kafka", "rabbitmq") : List.of("rabbitmq");
+            String peerBroker = brokers.hasKafka() ? "kafka" : "rabbitmq";
+            Floor floor = new Floor(db);
+            Drain drain = new Drain(db, brokers, floor, out);
+            Gruelbox gruelbox = new Gruelbox(db, brokers, out);
 
-            if (runs("drain") || runs("matrix")) {
-                out.println("Drain");
-                Drain drain = new Drain(db, brokers, store, out);
-                // Warm-up, not recorded: the first drain of a fresh JVM runs interpreted code.
-                drain.relay("none", true, 2, 500, Math.min(rows, 20_000), aggregates);
+            if (runs("drain") || runs("matrix") || runs("peers")) {
+                out.println("Warm-up (not recorded)");
+                // The first drain of a fresh JVM runs interpreted code.
+                drain.relay("none", true, 2, 500, Math.min(rows, 20_000), aggregates, false);
+                floor.run(Floor.Marking.UPDATE, 2, 500, Math.min(rows, 20_000), aggregates);
                 for (String broker : brokerNames) {
-                    drain.relay(broker, true, 2, 500, Math.min(rows, 5_000), aggregates);
+                    drain.relay(broker, true, 2, 500, Math.min(rows, 5_000), aggregates, false);
                 }
+                if (runs("peers")) {
+                    gruelbox.drain("none", 8, 500, Math.min(peerRows, 5_000), aggregates);
+                }
+            }
+            if (runs("drain") || runs("matrix")) {
+                out.println("Drain (relay ÷ pure-SQL floor of the same loops, batch and rows; and ÷ min(floor, broker ceiling))");
                 List<Map<String, Object>> drains = new ArrayList<>();
                 Map<String, Map<String, Double>> ceilings = new LinkedHashMap<>();
                 if (runs("matrix") && !smoke) {
@@ -143,7 +192,7 @@ public final class BenchCommand implements Callable<Integer> {
                     for (boolean ordered : new boolean[] {false, true}) {
                         for (int workers : new int[] {1, 2, 4}) {
                             for (int batch : new int[] {100, 500, 1000}) {
-                                drain.cell(drains, brokerNames, brokerCeilings, ordered, workers, batch, matrixRows, aggregates, "matrix");
+                                drain.cell(drains, brokerNames, brokerCeilings, ordered, workers, batch, matrixRows, aggregates, "matrix", false);
                             }
                         }
                     }
@@ -151,33 +200,58 @@ public final class BenchCommand implements Callable<Integer> {
                 if (runs("drain")) {
                     Map<String, Double> brokerCeilings = brokerCeilings(drain, brokerNames, rows);
                     ceilings.put(Integer.toString(rows), brokerCeilings);
+                    int batch = smoke ? 100 : 500;
                     for (boolean ordered : smoke ? new boolean[] {true} : new boolean[] {false, true}) {
-                        drain.cell(drains, brokerNames, brokerCeilings, ordered, 2, smoke ? 100 : 500, rows, aggregates, "headline");
+                        drain.cell(drains, brokerNames, brokerCeilings, ordered, 2, batch, rows, aggregates, "headline", false);
                     }
+                    drain.cell(drains, List.of(peerBroker), brokerCeilings, true, 2, batch, rows, aggregates, "headline", true);
                 }
                 results.put("brokerCeilings", ceilings);
                 results.put("drain", drains);
             }
+            if (runs("peers")) {
+                out.println("Side by side: pure-SQL floor, QueueBox, gruelbox transaction-outbox (" + peerRows + " rows each, batch 500, "
+                        + reps + " interleaved repetition(s))");
+                results.put("peers", new Peers(drain, floor, gruelbox, out).drain(peerRows, aggregates, reps, peerBroker, true));
+            }
             if (runs("latency")) {
-                out.println("Idle cost and steady rate (relay: workers " + Latency.WORKERS + ", batch 500, ordering on; consumer on RabbitMQ)");
+                out.println("Idle cost and steady rate (relay: workers " + Latency.WORKERS + ", batch 500, ordering on; consumer on RabbitMQ; "
+                        + reps + " interleaved repetition(s))");
                 Latency latency = new Latency(db, brokers, store, out);
+                DebeziumAlone debezium = new DebeziumAlone(db, brokers, out);
                 List<Map<String, Object>> modes = new ArrayList<>();
                 Duration idle = Duration.ofSeconds(idleSeconds);
+                Duration warmup = Duration.ofSeconds(warmupSeconds);
                 Duration measure = Duration.ofSeconds(steadySeconds);
-                modes.add(latency.run("polling", Duration.ofMillis(100), rates, idle, measure));
+                for (int rep = 1; rep <= reps; rep++) {
+                    Duration idleOnce = rep == 1 ? idle : null;
+                    modes.add(rep(rep, latency.run("polling", Duration.ofMillis(100), rates, idleOnce, warmup, measure)));
+                    if (!smoke) {
+                        modes.add(rep(rep, latency.run("capture", Latency.RECONCILIATION, rates, idleOnce, warmup, measure)));
+                        if (!noPeers) {
+                            modes.add(rep(rep, debezium.run(peerRates, warmup, measure)));
+                        }
+                    }
+                    if (!noPeers) {
+                        modes.add(rep(rep, gruelbox.latency(gruelboxThreads, peerRates, warmup, measure)));
+                    }
+                }
                 if (!smoke) {
-                    modes.add(latency.run("polling", Duration.ofSeconds(1), rates, idle, measure));
-                    modes.add(latency.run("capture", Latency.RECONCILIATION, rates, idle, measure));
+                    modes.add(rep(1, latency.run("polling", Duration.ofSeconds(1), rates, idle, warmup, measure)));
                 }
                 results.put("latency", modes);
+                List<Map<String, Object>> medians = Peers.latencyMedians(modes);
+                results.put("latencyComparison", medians);
+                out.println("  medians over the repetitions:");
+                for (Map<String, Object> row : medians) {
+                    out.printf(java.util.Locale.ROOT, "    %-62s %5s/s  p50 %7s ms  p99 %7s ms  cpu %6s ms/1000 (%6s above idle)  (%s)%n", row.get("system"),
+                            row.get("targetPerSecond"), row.get("p50Ms"), row.get("p99Ms"), row.get("cpuMsPer1000"),
+                            row.get("cpuAboveIdleMsPer1000"), row.get("endPoint"));
+                }
                 if (smoke) {
-                    for (Map<String, Object> mode : modes) {
-                        for (Object row : (List<?>) mode.get("steady")) {
-                            Map<?, ?> steady = (Map<?, ?>) row;
-                            if (((Number) steady.get("events")).longValue() == 0
-                                    || ((Number) steady.get("notConsumedWithin10s")).longValue() != 0) {
-                                throw new IllegalStateException("steady rate lost events: " + steady);
-                            }
+                    for (Map<String, Object> row : medians) {
+                        if (((Number) row.get("events")).longValue() == 0 || ((Number) row.get("notSeen")).longValue() != 0) {
+                            throw new IllegalStateException("steady rate lost events: " + row);
                         }
                     }
                 }
@@ -202,6 +276,11 @@ public final class BenchCommand implements Callable<Integer> {
         out.printf("Finished in %.0f s%n", seconds);
         write(results, date);
         return 0;
+    }
+
+    private static Map<String, Object> rep(int rep, Map<String, Object> mode) {
+        mode.put("rep", rep);
+        return mode;
     }
 
     private boolean runs(String workload) {
@@ -244,14 +323,33 @@ public final class BenchCommand implements Callable<Integer> {
         settings.put("matrixRows", smoke ? 0 : matrixRows);
         settings.put("aggregates", aggregates);
         settings.put("payloadBytes", Brokers.payload(1).length);
-        settings.put("headlineConfig", "workers 2, batch " + (smoke ? 100 : 500) + ", ordering none and per-aggregate");
+        settings.put("headlineConfig", "workers 2, batch " + (smoke ? 100 : 500) + ", ordering none and per-aggregate; and per-aggregate with deleteOnSend to "
+                + (brokers.hasKafka() ? "Kafka" : "RabbitMQ"));
+        settings.put("sqlFloor", "no engine: per loop, one transaction per batch: SELECT the publishable columns of `batch` pending rows ORDER BY seq"
+                + " FOR UPDATE SKIP LOCKED, then UPDATE … SET status='sent', sent_at=now() (or DELETE) WHERE event_id = ANY(ids);"
+                + " table " + Floor.TABLE + " LIKE the outbox INCLUDING ALL; as many loops as relay workers");
+        settings.put("peers", "gruelbox transaction-outbox 4.2.268 (DefaultPersistor, POSTGRESQL_9, own HikariCP pool); per entry: insert"
+                + " of the serialised invocation; lock by id FOR UPDATE SKIP LOCKED, call, DELETE, commit (plus, when flushed, a batch"
+                + " SELECT … FOR UPDATE SKIP LOCKED and an UPDATE per entry); the method is a no-op or publishes and waits for the"
+                + " broker's ack (RabbitMQ confirm, Kafka send().get()); no ordering; its per-entry INFO logging off (WARN). Debezium alone: embedded PostgresConnector,"
+                + " pgoutput, poll " + Latency.CAPTURE_POLL.toMillis() + " ms, publication WITH (publish = 'insert') on "
+                + DebeziumAlone.TABLE + ", offsets in a file; its handler publishes each event to RabbitMQ and waits for the batch's confirms");
+        settings.put("peerRows", peerRows);
+        settings.put("peerRates", java.util.Arrays.toString(peerRates));
+        settings.put("reps", reps + " interleaved repetitions, medians reported (idle cost measured in the first only)");
+        settings.put("warmupSeconds", warmupSeconds + " s at each rate before measuring, not recorded");
+        settings.put("cpu", "JVM process CPU (OperatingSystemMXBean#getProcessCpuTime) over the run, per 1,000 events; includes the bench's"
+                + " producers and consumer and, with Kafka, the in-process broker; PostgreSQL's CPU is not in it. 'Above idle' subtracts"
+                + " the JVM's idle CPU rate (machine.jvmIdleCpuMsPerSecond) over the run's wall time. Steady rates: from the end of the"
+                + " warm-up to the last event seen, per measured event");
         settings.put("matrix", smoke ? "none" : "ordering none/per-aggregate x workers 1/2/4 x batch 100/500/1000");
-        settings.put("relay", "DeliveryEngine + PostgreSQL store on a HikariCP pool of 16, wake interval 100 ms in drains");
+        settings.put("relay", "DeliveryEngine + PostgreSQL store on a HikariCP pool of 16, wake interval 100 ms in drains; 'no-op' = a publisher that acks at once");
         settings.put("kafkaProducer", "adapter defaults: enable.idempotence=true, acks=all, max.in.flight=5, linger.ms=0; topic "
                 + Brokers.TOPIC + (brokers.hasKafka() ? "" : " (not used)"));
         settings.put("rabbitmq", "exchange " + Brokers.EXCHANGE + " (topic, durable) bound to durable queue " + Brokers.QUEUE
                 + "; persistent, mandatory, publisher confirms");
         settings.put("rates", java.util.Arrays.toString(rates) + " per second, one event per transaction, up to 8 producer threads");
+        settings.put("gruelboxLatency", gruelboxThreads + " executor threads, immediate path (post-commit submit), RabbitMQ confirm per entry");
         settings.put("steadyRelay", "workers " + Latency.WORKERS + ", batch 500, ordering per-aggregate, RabbitMQ; latency = consume time - commit time (same JVM, System.nanoTime)");
         settings.put("steadySeconds", steadySeconds);
         settings.put("idleSeconds", idleSeconds);

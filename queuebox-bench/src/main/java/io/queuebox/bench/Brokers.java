@@ -1,4 +1,4 @@
-package io.queuebox.bootstrap.bench;
+package io.queuebox.bench;
 
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.Channel;
@@ -148,6 +148,27 @@ final class Brokers implements AutoCloseable {
         return broker.equals("kafka")
                 ? KafkaMessagePublisher.create(KafkaSettings.builder().bootstrapServers(kafkaBootstrap).topic(TOPIC).build())
                 : RabbitMqMessagePublisher.create(rabbitSettings(rabbitUri));
+    }
+
+    /** A channel on the bench's RabbitMQ connection, for the peers' own publishing; the caller closes it. */
+    Channel newChannel() throws java.io.IOException {
+        return rabbit.createChannel();
+    }
+
+    /** A producer with the Kafka adapter's producer defaults (idempotent, acks=all), for the peers. */
+    KafkaProducer<String, byte[]> kafkaProducer() {
+        Properties props = new Properties();
+        KafkaSettings.PRODUCER_DEFAULTS.forEach(props::put);
+        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafkaBootstrap);
+        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
+        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
+        return new KafkaProducer<>(props);
+    }
+
+    /** The properties a peer publishes with: persistent, the event id as the message id (what the consumer keys on). */
+    static AMQP.BasicProperties peerProperties(String eventId) {
+        return new AMQP.BasicProperties.Builder().deliveryMode(2).messageId(eventId).type("BenchEvent")
+                .contentType("application/json").build();
     }
 
     void purgeQueue() throws Exception {

@@ -1,4 +1,4 @@
-package io.queuebox.bootstrap.bench;
+package io.queuebox.bench;
 
 import io.queuebox.bootstrap.config.Databases;
 import io.queuebox.jdbc.DatabaseProvider;
@@ -40,6 +40,8 @@ final class BenchDatabase implements AutoCloseable {
     /** The outbox of the bench database, through the same seam as the jar; its default table. */
     final OutboxDatabase outbox;
     final OutboxTable table;
+    /** The same table and store, with {@code outbox.deleteOnSend}: a sent row is deleted instead of marked. */
+    final OutboxDatabase deletingOutbox;
     private final HikariDataSource pool;
     private final AtomicLong statements = new AtomicLong();
     private final DataSource counting;
@@ -69,6 +71,37 @@ final class BenchDatabase implements AutoCloseable {
         table = new OutboxTable(provider.defaultSchema(), "queuebox_outbox", false, OptionalInt.empty());
         provider.open(pool, table).createSchema();
         outbox = provider.open(counting, table);
+        deletingOutbox = provider.open(counting, new OutboxTable(table.schema(), table.table(), true, OptionalInt.empty()));
+    }
+
+    /** The PostgreSQL settings that move the figures, as SHOW answers them. */
+    static final java.util.List<String> SETTINGS = java.util.List.of("autovacuum", "synchronous_commit", "shared_buffers",
+            "wal_level", "max_wal_size", "fsync", "checkpoint_timeout", "max_connections");
+
+    java.util.Map<String, String> postgresSettings() throws SQLException {
+        java.util.Map<String, String> settings = new java.util.LinkedHashMap<>();
+        for (String name : SETTINGS) {
+            settings.put(name, single("SHOW " + name));
+        }
+        return settings;
+    }
+
+    /** A plain table of the outbox's shape (columns, defaults, check, indexes; no triggers), created if missing. */
+    void createOutboxShapedTable(String name) throws SQLException {
+        validateName(name);
+        execute("CREATE TABLE IF NOT EXISTS " + name + " (LIKE " + TABLE + " INCLUDING ALL)");
+    }
+
+    /** A second pool on the bench database, for a peer that must not share the relay's connections. */
+    HikariDataSource newPool(String name, int size) {
+        HikariConfig config = new HikariConfig();
+        config.setJdbcUrl(url(database));
+        config.setUsername(user);
+        config.setMaximumPoolSize(size);
+        config.setMinimumIdle(size);
+        config.setPoolName(name);
+        config.addDataSourceProperty("prepareThreshold", "1");
+        return new HikariDataSource(config);
     }
 
     static void validateName(String database) {
@@ -79,6 +112,11 @@ final class BenchDatabase implements AutoCloseable {
 
     String url(String db) {
         return "jdbc:postgresql://" + host + ":" + port + "/" + db + "?user=" + user;
+    }
+
+    /** The pool, statements not counted (for the floor and the peers). */
+    DataSource rawDataSource() {
+        return pool;
     }
 
     /** The pool, each statement counted. */
@@ -118,16 +156,25 @@ final class BenchDatabase implements AutoCloseable {
      * JSON payloads, one header), interleaved so that consecutive rows belong to different aggregates.
      */
     void fill(int rows, int aggregates) throws SQLException {
-        execute("INSERT INTO " + TABLE + " (event_id, aggregate_type, aggregate_id, event_type, payload, headers)"
+        fill(TABLE, rows, aggregates);
+    }
+
+    /** {@link #fill(int, int)} into another table of the outbox's shape. */
+    void fill(String table, int rows, int aggregates) throws SQLException {
+        execute("INSERT INTO " + table + " (event_id, aggregate_type, aggregate_id, event_type, payload, headers)"
                 + " SELECT gen_random_uuid(), 'order', 'agg-' || (g % " + aggregates + "), 'BenchEvent',"
                 + " convert_to('{\"n\":' || g || ',\"pad\":\"' || repeat('x', 200) || '\"}', 'UTF8'),"
                 + " '{\"bench\":\"drain\"}'::jsonb"
                 + " FROM generate_series(1, " + rows + ") g");
-        execute("ANALYZE " + TABLE);
+        execute("ANALYZE " + table);
     }
 
     long count(String condition) throws SQLException {
-        return Long.parseLong(single("SELECT count(*) FROM " + TABLE + " WHERE " + condition));
+        return count(TABLE, condition);
+    }
+
+    long count(String table, String condition) throws SQLException {
+        return Long.parseLong(single("SELECT count(*) FROM " + table + " WHERE " + condition));
     }
 
     void prepareCapture() throws SQLException {
@@ -139,14 +186,19 @@ final class BenchDatabase implements AutoCloseable {
 
     /** A slot nobody reads holds WAL for ever: the bench never leaves one behind. */
     void dropSlot() throws SQLException {
+        dropSlot(SLOT);
+    }
+
+    void dropSlot(String slot) throws SQLException {
+        validateName(slot);
         try (Connection c = DriverManager.getConnection(url("postgres")); Statement st = c.createStatement()) {
             for (int i = 0; i < 50; i++) {
-                try (ResultSet rs = st.executeQuery("SELECT active_pid FROM pg_replication_slots WHERE slot_name = '" + SLOT + "'")) {
+                try (ResultSet rs = st.executeQuery("SELECT active_pid FROM pg_replication_slots WHERE slot_name = '" + slot + "'")) {
                     if (!rs.next()) {
                         return;
                     }
                     if (rs.getObject(1) == null) {
-                        st.execute("SELECT pg_drop_replication_slot('" + SLOT + "')");
+                        st.execute("SELECT pg_drop_replication_slot('" + slot + "')");
                         return;
                     }
                 }
@@ -157,7 +209,7 @@ final class BenchDatabase implements AutoCloseable {
                     return;
                 }
             }
-            st.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '" + SLOT + "'");
+            st.execute("SELECT pg_terminate_backend(active_pid) FROM pg_replication_slots WHERE slot_name = '" + slot + "'");
         }
     }
 

@@ -1,0 +1,125 @@
+package io.queuebox.bench;
+
+import io.queuebox.ports.MessagePublisher;
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * Workload 1: a pending backlog drained as fast as the relay goes, next to the pure-SQL floor of the same
+ * configuration and the broker's own ceiling.
+ */
+final class Drain {
+
+    private final BenchDatabase db;
+    private final Brokers brokers;
+    private final Floor floor;
+    private final PrintStream out;
+
+    Drain(BenchDatabase db, Brokers brokers, Floor floor, PrintStream out) {
+        this.db = db;
+        this.brokers = brokers;
+        this.floor = floor;
+        this.out = out;
+    }
+
+    /**
+     * The relay draining {@code rows} to {@code broker} ({@code none} for a publisher that acks at once: the relay's
+     * own cost, SQL included); with {@code deleteOnSend} the store deletes sent rows instead of marking them.
+     */
+    Run relay(String broker, boolean ordered, int workers, int batch, int rows, int aggregates, boolean deleteOnSend)
+            throws Exception {
+        db.reset();
+        db.fill(rows, aggregates);
+        MessagePublisher publisher = broker.equals("none") ? Relay.NO_OP : brokers.relayPublisher(broker);
+        try {
+            Relay relay = new Relay((deleteOnSend ? db.deletingOutbox : db.outbox).store(), publisher,
+                    Relay.settings(ordered, workers, batch, Duration.ofMillis(100)), List.of());
+            Cpu cpu = Cpu.start();
+            long start = System.nanoTime();
+            relay.start();
+            boolean done;
+            try {
+                done = relay.awaitDelivered(rows, Duration.ofSeconds(Math.max(120, rows / 300)));
+            } finally {
+                relay.close();
+            }
+            double seconds = Brokers.seconds(start);
+            Run measured = Run.of(rows, seconds, cpu, null);
+            if (!done) {
+                throw new IllegalStateException("drain to " + broker + " delivered " + relay.delivered.get() + " of "
+                        + rows + " rows in time; last error: " + relay.lastError.get());
+            }
+            if (relay.failures.get() > 0) {
+                throw new IllegalStateException("drain to " + broker + " had " + relay.failures.get()
+                        + " failures; last: " + relay.lastError.get());
+            }
+            long left = db.count(deleteOnSend ? "true" : "status <> 'sent'");
+            if (left != 0) {
+                throw new IllegalStateException(left + " rows not sent after the drain to " + broker);
+            }
+            String stats = String.format(Locale.ROOT, "claims %d (empty %d), mean claim %.1f ms, mean publish %.1f ms",
+                    relay.claims.get(), relay.emptyClaims.get(), relay.claimNanos.get() / 1e6 / Math.max(1, relay.claims.get()),
+                    relay.publishNanos.get() / 1e6 / Math.max(1, relay.claims.get() - relay.emptyClaims.get()));
+            return new Run(measured.rowsPerSecond(), measured.cpuMsPerThousand(), measured.cpuAboveIdleMsPerThousand(), stats);
+        } finally {
+            if (publisher != Relay.NO_OP) {
+                publisher.close();
+            }
+            if (broker.equals("rabbitmq")) {
+                brokers.purgeQueue();
+            }
+        }
+    }
+
+    double brokerCeiling(String broker, int rows, int aggregates) throws Exception {
+        return broker.equals("kafka") ? brokers.kafkaCeiling(rows, aggregates) : brokers.rabbitCeiling(rows, aggregates);
+    }
+
+    /**
+     * One cell: the pure-SQL floor of the configuration (as many loops as workers, the same batch and rows; marking
+     * by UPDATE, or by DELETE for a {@code deleteOnSend} relay), the relay with a no-op publisher, then the relay
+     * to each broker. The broker ceilings are passed in (measured once per broker and row count).
+     */
+    void cell(List<Map<String, Object>> results, List<String> brokerNames, Map<String, Double> brokerCeilings,
+              boolean ordered, int workers, int batch, int rows, int aggregates, String tier, boolean deleteOnSend)
+            throws Exception {
+        Floor.Marking marking = deleteOnSend ? Floor.Marking.DELETE : Floor.Marking.UPDATE;
+        Run sql = floor.run(marking, workers, batch, rows, aggregates);
+        Run noOp = relay("none", ordered, workers, batch, rows, aggregates, deleteOnSend);
+        for (String broker : brokerNames) {
+            Run run = relay(broker, ordered, workers, batch, rows, aggregates, deleteOnSend);
+            double ceiling = Math.min(sql.rowsPerSecond(), brokerCeilings.get(broker));
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("tier", tier);
+            row.put("broker", broker);
+            row.put("ordering", ordered ? "per-aggregate" : "none");
+            row.put("deleteOnSend", deleteOnSend);
+            row.put("workers", workers);
+            row.put("batch", batch);
+            row.put("rows", rows);
+            row.put("relayRowsPerSecond", Math.round(run.rowsPerSecond()));
+            row.put("relayCpuMsPer1000", run.cpuMsPerThousand());
+            row.put("relayCpuAboveIdleMsPer1000", run.cpuAboveIdleMsPerThousand());
+            row.put("relayNoOpRowsPerSecond", Math.round(noOp.rowsPerSecond()));
+            row.put("sqlFloorMarking", marking.name());
+            row.put("sqlFloorRowsPerSecond", Math.round(sql.rowsPerSecond()));
+            row.put("sqlFloorCpuMsPer1000", sql.cpuMsPerThousand());
+            row.put("sqlFloorCpuAboveIdleMsPer1000", sql.cpuAboveIdleMsPerThousand());
+            row.put("brokerCeilingRowsPerSecond", Math.round(brokerCeilings.get(broker)));
+            row.put("ratioToFloor", Stats.ratio(run.rowsPerSecond(), sql.rowsPerSecond()));
+            row.put("ratio", Stats.ratio(run.rowsPerSecond(), ceiling));
+            row.put("relayStats", run.detail());
+            results.add(row);
+            out.printf(Locale.ROOT, "  drain %-8s ordering=%-13s%s workers=%d batch=%4d rows=%7d: relay %8.0f/s (no-op %8.0f/s)"
+                            + "  floor(%s) %8.0f/s  broker %8.0f/s  ÷floor %5.1f %%  ÷min %5.1f %%  cpu %s ms/1000 (%s above idle)%n",
+                    broker, row.get("ordering"), deleteOnSend ? " deleteOnSend" : "", workers, batch, rows, run.rowsPerSecond(),
+                    noOp.rowsPerSecond(), marking, sql.rowsPerSecond(), brokerCeilings.get(broker),
+                    run.rowsPerSecond() / sql.rowsPerSecond() * 100, run.rowsPerSecond() / ceiling * 100, run.cpuMsPerThousand(), run.cpuAboveIdleMsPerThousand());
+            out.println("      " + run.detail());
+        }
+    }
+}

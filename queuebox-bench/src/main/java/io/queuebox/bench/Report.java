@@ -1,0 +1,261 @@
+package io.queuebox.bench;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** The Markdown summary and the SVG charts of one run's results. */
+final class Report {
+
+    static final String START = "<!-- bench:results:start -->";
+    static final String END = "<!-- bench:results:end -->";
+
+    private final Map<String, Object> results;
+
+    Report(Map<String, Object> results) {
+        this.results = results;
+    }
+
+    @SuppressWarnings("unchecked")
+    private List<Map<String, Object>> list(String key) {
+        Object value = results.get(key);
+        return value == null ? List.of() : (List<Map<String, Object>>) value;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static Map<String, Object> map(Object value) {
+        return (Map<String, Object>) value;
+    }
+
+    Map<String, String> charts() {
+        Map<String, String> charts = new LinkedHashMap<>();
+        List<Map<String, Object>> headline = list("drain").stream().filter(r -> "headline".equals(r.get("tier"))).toList();
+        if (!headline.isEmpty()) {
+            List<String> categories = new ArrayList<>();
+            LinkedHashMap<String, List<Double>> series = new LinkedHashMap<>();
+            series.put("relay", new ArrayList<>());
+            series.put("relay, no-op publisher", new ArrayList<>());
+            series.put("pure-SQL floor", new ArrayList<>());
+            series.put("broker ceiling (plain producer)", new ArrayList<>());
+            for (Map<String, Object> r : headline) {
+                categories.add(r.get("broker") + " " + r.get("ordering") + (Boolean.TRUE.equals(r.get("deleteOnSend")) ? " delete" : ""));
+                series.get("relay").add(num(r.get("relayRowsPerSecond")));
+                series.get("relay, no-op publisher").add(num(r.get("relayNoOpRowsPerSecond")));
+                series.get("pure-SQL floor").add(num(r.get("sqlFloorRowsPerSecond")));
+                series.get("broker ceiling (plain producer)").add(num(r.get("brokerCeilingRowsPerSecond")));
+            }
+            charts.put("drain-headline.svg", Charts.bars("Drain, " + headline.get(0).get("rows") + " rows, workers 2, batch "
+                    + headline.get(0).get("batch"), "rows/s", categories, series));
+        }
+        List<Map<String, Object>> matrix = list("drain").stream().filter(r -> "matrix".equals(r.get("tier"))).toList();
+        if (!matrix.isEmpty()) {
+            List<String> categories = new ArrayList<>();
+            LinkedHashMap<String, List<Double>> series = new LinkedHashMap<>();
+            for (Map<String, Object> r : matrix) {
+                String category = ("none".equals(r.get("ordering")) ? "unordered" : "ordered") + " w" + r.get("workers") + " b" + r.get("batch");
+                if (!categories.contains(category)) {
+                    categories.add(category);
+                }
+                series.computeIfAbsent(r.get("broker") + " relay ÷ min(floor, broker), %", k -> new ArrayList<>())
+                        .add(num(r.get("ratio")) * 100);
+            }
+            charts.put("drain-matrix.svg", Charts.bars("Drain matrix, " + matrix.get(0).get("rows") + " rows: relay as % of min(SQL floor, broker ceiling)",
+                    "% of ceiling", categories, series));
+        }
+        List<Map<String, Object>> comparison = list("latencyComparison");
+        if (!comparison.isEmpty()) {
+            List<String> categories = new ArrayList<>();
+            LinkedHashMap<String, List<Double>> series = new LinkedHashMap<>();
+            series.put("p50 (median of reps)", new ArrayList<>());
+            series.put("p99 (median of reps)", new ArrayList<>());
+            for (Map<String, Object> s : comparison) {
+                categories.add(s.get("system") + " " + s.get("targetPerSecond") + "/s");
+                series.get("p50 (median of reps)").add(numOrNull(s.get("p50Ms")));
+                series.get("p99 (median of reps)").add(numOrNull(s.get("p99Ms")));
+            }
+            charts.put("latency.svg", Charts.bars("Commit to consume (Debezium alone: to change event too)", "ms", categories, series));
+        }
+        List<Map<String, Object>> peers = peerTable();
+        if (!peers.isEmpty()) {
+            List<String> categories = new ArrayList<>();
+            LinkedHashMap<String, List<Double>> series = new LinkedHashMap<>();
+            series.put("rows/s (median of reps)", new ArrayList<>());
+            for (Map<String, Object> r : peers) {
+                categories.add((String.valueOf(r.get("group")).startsWith("1") ? "1: " : "2: ") + r.get("system"));
+                series.get("rows/s (median of reps)").add(numOrNull(r.get("medianRowsPerSecond")));
+            }
+            charts.put("drain-peers.svg", Charts.bars("Drain side by side, " + map(results.get("peers")).get("rows") + " rows, batch 500",
+                    "rows/s", categories, series));
+        }
+        List<Map<String, Object>> scale = list("scaleOut");
+        if (!scale.isEmpty()) {
+            List<String> categories = new ArrayList<>();
+            LinkedHashMap<String, List<Double>> series = new LinkedHashMap<>();
+            series.put("total rows/s", new ArrayList<>());
+            for (Map<String, Object> s : scale) {
+                categories.add(s.get("processes") + " process(es)");
+                series.get("total rows/s").add(num(s.get("rowsPerSecond")));
+            }
+            charts.put("scale-out.svg", Charts.bars("Scale-out, " + scale.get(0).get("rows") + " rows to RabbitMQ", "rows/s", categories, series));
+        }
+        return charts;
+    }
+
+    @SuppressWarnings("unchecked")
+    private List<Map<String, Object>> peerTable() {
+        Object peers = results.get("peers");
+        return peers == null ? List.of() : (List<Map<String, Object>>) map(peers).get("table");
+    }
+
+    String markdown(String chartsLink) {
+        StringBuilder md = new StringBuilder();
+        md.append("### Run of ").append(results.get("date")).append(" (").append(results.get("suite")).append(" suite, ")
+                .append(results.get("elapsedSeconds")).append(" s)\n\n");
+        md.append("| machine | |\n| --- | --- |\n");
+        map(results.get("machine")).forEach((k, v) -> md.append("| ").append(k).append(" | ").append(v).append(" |\n"));
+        md.append("\n<details><summary>Settings</summary>\n\n| setting | |\n| --- | --- |\n");
+        map(results.get("settings")).forEach((k, v) -> md.append("| ").append(k).append(" | ").append(v).append(" |\n"));
+        md.append("\n</details>\n\n");
+        if (results.get("postgresSettings") != null) {
+            md.append("PostgreSQL settings (SHOW): ");
+            List<String> pairs = new ArrayList<>();
+            map(results.get("postgresSettings")).forEach((k, v) -> pairs.add("`" + k + "` " + v));
+            md.append(String.join(", ", pairs)).append("\n\n");
+        }
+        List<Map<String, Object>> drains = list("drain");
+        if (!drains.isEmpty()) {
+            md.append("#### Drain\n\nrelay ÷ pure-SQL floor (same loops as workers, same batch and rows; UPDATE marking, DELETE for deleteOnSend),"
+                    + " and relay ÷ min(floor, broker ceiling); all measured in the same run. CPU: JVM process ms per 1,000 rows.\n\n");
+            md.append("| tier | broker | ordering | deleteOnSend | workers | batch | rows | relay rows/s | relay no-op | SQL floor | broker ceiling | ÷ floor | ÷ min | CPU ms/1000 (above idle) |\n");
+            md.append("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+            for (Map<String, Object> r : drains) {
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s |%n", r.get("tier"),
+                        r.get("broker"), r.get("ordering"), Boolean.TRUE.equals(r.get("deleteOnSend")) ? "yes" : "no", r.get("workers"),
+                        r.get("batch"), r.get("rows"), r.get("relayRowsPerSecond"), r.get("relayNoOpRowsPerSecond"),
+                        r.get("sqlFloorRowsPerSecond"), r.get("sqlFloorMarking"), r.get("brokerCeilingRowsPerSecond"),
+                        percent(r.get("ratioToFloor")), percent(r.get("ratio")), cpu(r.get("relayCpuMsPer1000"), r.get("relayCpuAboveIdleMsPer1000"))));
+            }
+            chart(md, chartsLink, "drain-headline.svg", "Drain headline");
+            if (drains.stream().anyMatch(r -> "matrix".equals(r.get("tier")))) {
+                chart(md, chartsLink, "drain-matrix.svg", "Drain matrix");
+            }
+            md.append('\n');
+        }
+        List<Map<String, Object>> peers = peerTable();
+        if (!peers.isEmpty()) {
+            Map<String, Object> p = map(results.get("peers"));
+            md.append("#### Drain side by side: floor, QueueBox, gruelbox\n\n").append(p.get("rows")).append(" pending rows each, batch 500, ")
+                    .append(p.get("aggregates")).append(" aggregates, ").append(p.get("reps"))
+                    .append(" interleaved repetition(s), medians. QueueBox without ordering (neither the floor nor gruelbox orders);"
+                            + " gruelbox deletes what it processed, so its ratio is to the DELETE floor.\n\n");
+            md.append("| group | system | rows/s | ratio to floor | CPU ms/1000 (above idle) | each repetition, rows/s |\n| --- | --- | ---: | ---: | ---: | --- |\n");
+            for (Map<String, Object> r : peers) {
+                List<String> each = new ArrayList<>();
+                for (Object o : (List<?>) r.get("reps")) {
+                    each.add(String.valueOf(map(o).get("rowsPerSecond")));
+                }
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s |%n", r.get("group"), r.get("system"),
+                        r.get("medianRowsPerSecond"), r.get("ratio") == null ? "–" : percent(r.get("ratio")) + " of " + r.get("ratioTo"),
+                        cpu(r.get("medianCpuMsPer1000"), r.get("medianCpuAboveIdleMsPer1000")), String.join(", ", each)));
+            }
+            chart(md, chartsLink, "drain-peers.svg", "Drain side by side");
+            md.append('\n');
+        }
+        List<Map<String, Object>> modes = list("latency");
+        if (!modes.isEmpty()) {
+            md.append("#### Idle cost\n\n| mode | wake interval | relay statements/s | per wake interval | database transactions/s |\n");
+            md.append("| --- | ---: | ---: | ---: | ---: |\n");
+            for (Map<String, Object> mode : modes) {
+                if (mode.get("idle") == null) {
+                    continue;
+                }
+                Map<String, Object> idle = map(mode.get("idle"));
+                md.append(String.format(Locale.ROOT, "| %s | %s ms | %s | %s | %s |%n", mode.get("mode"), mode.get("wakeIntervalMs"),
+                        idle.get("relayStatementsPerSecond"), idle.get("relayStatementsPerWakeInterval"),
+                        idle.get("databaseTransactionsPerSecond")));
+            }
+            List<Map<String, Object>> comparison = list("latencyComparison");
+            if (!comparison.isEmpty()) {
+                md.append("\n#### Latency side by side (medians over the repetitions)\n\n");
+                md.append("| system | end point | target/s | p50 ms | p99 ms | p99.9 ms | CPU ms/1000 (above idle) | reps | events | not seen |\n");
+                md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+                for (Map<String, Object> r : comparison) {
+                    md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", r.get("system"),
+                            r.get("endPoint"), r.get("targetPerSecond"), r.get("p50Ms"), r.get("p99Ms"), r.get("p999Ms"),
+                            cpu(r.get("cpuMsPer1000"), r.get("cpuAboveIdleMsPer1000")), r.get("reps"), r.get("events"), r.get("notSeen")));
+                }
+            }
+            md.append("\n<details><summary>Steady rate, every repetition</summary>\n\n");
+            md.append("| system | rep | target/s | achieved/s | events | p50 ms | p99 ms | p99.9 ms | max ms | not seen | CPU ms/1000 |\n");
+            md.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+            for (Map<String, Object> mode : modes) {
+                for (String key : new String[] {"steady", "steadyConsumed"}) {
+                    if (mode.get(key) == null) {
+                        continue;
+                    }
+                    String system = mode.get("system") + (key.equals("steadyConsumed") ? " + RabbitMQ" : "");
+                    for (Object o : (List<?>) mode.get(key)) {
+                        Map<String, Object> s = map(o);
+                        md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", system,
+                                mode.get("rep"), s.get("targetPerSecond"), s.get("achievedPerSecond"), s.get("events"), s.get("p50Ms"),
+                                s.get("p99Ms"), s.get("p999Ms"), s.get("maxMs"), s.get("notConsumedWithin10s"), s.get("cpuMsPer1000")));
+                    }
+                }
+            }
+            md.append("\n</details>\n");
+            chart(md, chartsLink, "latency.svg", "Latency");
+            md.append('\n');
+        }
+        if (results.get("backlog") != null) {
+            Map<String, Object> b = map(results.get("backlog"));
+            md.append("#### Backlog memory\n\n| rows | broker | seconds | max heap | peak heap used | peak heap after GC | RSS peak | GCs | unsent after |\n");
+            md.append("| ---: | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s MiB | %s MiB | %s MiB | %s MiB | %s | %s |%n%n", b.get("rows"),
+                    b.get("broker"), b.get("seconds"), b.get("maxHeapMiB"), b.get("peakHeapUsedMiB"), b.get("peakHeapAfterGcMiB"),
+                    b.get("rssPeakMiB"), b.get("gcCount"), b.get("unsentAfter")));
+            md.append("Heap after the last GC as the drain progresses (MiB): ");
+            List<String> points = new ArrayList<>();
+            for (Object o : (List<?>) b.get("curve")) {
+                Map<String, Object> p = map(o);
+                points.add(p.get("delivered") + " → " + p.get("heapAfterLastGcMiB"));
+            }
+            md.append(String.join(", ", points)).append("\n\n");
+        }
+        List<Map<String, Object>> scale = list("scaleOut");
+        if (!scale.isEmpty()) {
+            md.append("#### Scale-out\n\n| processes | rows | total rows/s | distinct consumed | duplicates | delivered per process |\n");
+            md.append("| ---: | ---: | ---: | ---: | ---: | --- |\n");
+            for (Map<String, Object> s : scale) {
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s |%n", s.get("processes"), s.get("rows"),
+                        s.get("rowsPerSecond"), s.get("distinctConsumed"), s.get("duplicates"), s.get("deliveredPerProcess")));
+            }
+            chart(md, chartsLink, "scale-out.svg", "Scale-out");
+            md.append('\n');
+        }
+        return md.toString();
+    }
+
+    private static void chart(StringBuilder md, String link, String file, String alt) {
+        if (link != null) {
+            md.append("\n![").append(alt).append("](").append(link).append('/').append(file).append(")\n");
+        }
+    }
+
+    private static String cpu(Object raw, Object aboveIdle) {
+        return raw + " (" + (aboveIdle == null ? "–" : aboveIdle) + ")";
+    }
+
+    private static String percent(Object ratio) {
+        return ratio == null ? "–" : String.format(Locale.ROOT, "%.0f %%", ((Number) ratio).doubleValue() * 100);
+    }
+
+    private static Double numOrNull(Object value) {
+        return value == null ? null : ((Number) value).doubleValue();
+    }
+
+    private static double num(Object value) {
+        return value == null ? 0 : ((Number) value).doubleValue();
+    }
+}

@@ -1,0 +1,143 @@
+package io.queuebox.bench;
+
+import java.io.PrintStream;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Producers committing one event per transaction at a fixed rate, and the latency from each commit to the moment
+ * an observer saw the event ({@code System.nanoTime()} on both sides, same JVM). The first {@code warmup} of each
+ * rate is produced but not measured. Whoever commits (the QueueBox writer, a plain INSERT, gruelbox's schedule)
+ * plugs in as a {@link Producer}; whoever observes (the RabbitMQ consumer, Debezium's handler) fills a map of
+ * event id to nanoTime.
+ */
+final class Steady {
+
+    /** One producer thread's connection to the system under test. */
+    interface Session extends AutoCloseable {
+        /**
+         * Commits one event in its own transaction and calls {@code committed} with its id and the
+         * {@code System.nanoTime()} right after the commit returned.
+         */
+        void commitOne(long index, Committed committed) throws Exception;
+
+        @Override
+        void close() throws Exception;
+    }
+
+    interface Committed {
+        void at(String id, long nanoTime);
+    }
+
+    interface Producer {
+        Session open() throws Exception;
+    }
+
+    private Steady() {
+    }
+
+    /**
+     * Runs {@code rate} events per second for {@code warmup + measure}, waits up to 10 s for every measured event
+     * to reach every observer, and answers one row per observer (in the order of {@code observers}).
+     */
+    static Map<String, Map<String, Object>> run(String label, int rate, Duration warmup, Duration measure, Producer producer,
+                                                Map<String, Map<String, Long>> observers, PrintStream out) throws Exception {
+        long warmupNanos = warmup.toNanos();
+        long totalNanos = warmupNanos + measure.toNanos();
+        int threads = Math.max(2, Math.min(8, rate / 100));
+        Map<String, Long> committed = new ConcurrentHashMap<>();
+        AtomicLong next = new AtomicLong();
+        AtomicLong produced = new AtomicLong();
+        AtomicReference<Exception> failure = new AtomicReference<>();
+        long start = System.nanoTime();
+        List<Thread> producers = new ArrayList<>();
+        for (int t = 0; t < threads; t++) {
+            Thread thread = new Thread(() -> {
+                double gap = 1e9 / rate;
+                try (Session session = producer.open()) {
+                    while (failure.get() == null) {
+                        long index = next.getAndIncrement();
+                        long due = start + (long) (index * gap);
+                        if (due - start >= totalNanos || System.nanoTime() - start >= totalNanos) {
+                            return; // behind schedule: the achieved rate says so
+                        }
+                        long wait = due - System.nanoTime();
+                        if (wait > 0) {
+                            LockSupport.parkNanos(wait);
+                        }
+                        boolean measured = due - start >= warmupNanos;
+                        session.commitOne(index, (id, at) -> {
+                            if (measured) {
+                                committed.put(id, at);
+                            }
+                        });
+                        produced.incrementAndGet();
+                    }
+                } catch (Exception e) {
+                    failure.compareAndSet(null, e);
+                }
+            }, "bench-producer-" + t);
+            producers.add(thread);
+            thread.start();
+        }
+        // CPU from the end of the warm-up (JIT, pools and connections settle in it) to the last event seen.
+        LockSupport.parkNanos(Math.max(0, start + warmupNanos - System.nanoTime()));
+        Cpu cpu = Cpu.start();
+        for (Thread thread : producers) {
+            thread.join();
+        }
+        if (failure.get() != null) {
+            throw failure.get();
+        }
+        double produceSeconds = Brokers.seconds(start) - warmupNanos / 1e9;
+        long drainDeadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (System.nanoTime() < drainDeadline
+                && !observers.values().stream().allMatch(seen -> seen.keySet().containsAll(committed.keySet()))) {
+            Thread.sleep(5);
+        }
+        Double cpuMs = cpu.msPerThousand(committed.size());
+        Double cpuAboveIdle = cpu.msPerThousandAboveIdle(committed.size());
+        Map<String, Map<String, Object>> rows = new LinkedHashMap<>();
+        for (Map.Entry<String, Map<String, Long>> observer : observers.entrySet()) {
+            Map<String, Long> seen = observer.getValue();
+            long[] latencies = committed.entrySet().stream()
+                    .filter(e -> seen.containsKey(e.getKey()))
+                    .mapToLong(e -> seen.get(e.getKey()) - e.getValue()).sorted().toArray();
+            long lost = committed.size() - latencies.length;
+            Map<String, Object> row = new LinkedHashMap<>();
+            row.put("targetPerSecond", rate);
+            row.put("achievedPerSecond", Math.round(committed.size() / produceSeconds));
+            row.put("events", committed.size());
+            row.put("notConsumedWithin10s", lost);
+            row.put("p50Ms", percentile(latencies, 0.50));
+            row.put("p99Ms", percentile(latencies, 0.99));
+            row.put("p999Ms", percentile(latencies, 0.999));
+            row.put("maxMs", latencies.length == 0 ? null : Stats.round(latencies[latencies.length - 1] / 1e6, 1));
+            row.put("cpuMsPer1000", cpuMs);
+            row.put("cpuAboveIdleMsPer1000", cpuAboveIdle);
+            rows.put(observer.getKey(), row);
+            out.printf(Locale.ROOT, "    %-28s %5d/s (achieved %5d/s, %6d events): p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  cpu %s ms/1000 (%s above idle)%s%n",
+                    label + (observers.size() > 1 ? " " + observer.getKey() : ""), rate, row.get("achievedPerSecond"),
+                    committed.size(), row.get("p50Ms"), row.get("p99Ms"), row.get("p999Ms"), cpuMs, cpuAboveIdle,
+                    lost == 0 ? "" : "  (" + lost + " not seen)");
+        }
+        observers.values().forEach(Map::clear);
+        return rows;
+    }
+
+    static Double percentile(long[] sortedNanos, double q) {
+        if (sortedNanos.length == 0) {
+            return null;
+        }
+        int index = (int) Math.min(sortedNanos.length - 1, Math.ceil(q * sortedNanos.length) - 1);
+        return Stats.round(sortedNanos[Math.max(0, index)] / 1e6, 1);
+    }
+}

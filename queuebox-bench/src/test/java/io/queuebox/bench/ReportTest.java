@@ -1,0 +1,74 @@
+package io.queuebox.bench;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ReportTest {
+
+    @Test
+    void theSummaryShowsTheFloorThePeersAndTheLatencySideBySide() {
+        Map<String, Object> results = new LinkedHashMap<>();
+        results.put("date", "2026-11-30T16-10Z");
+        results.put("suite", "smoke");
+        results.put("elapsedSeconds", 42);
+        results.put("machine", Map.of("cores", 2));
+        results.put("settings", Map.of("reps", 1));
+        results.put("postgresSettings", Map.of("fsync", "on"));
+        Map<String, Object> drain = new LinkedHashMap<>();
+        drain.put("tier", "headline");
+        drain.put("broker", "kafka");
+        drain.put("ordering", "per-aggregate");
+        drain.put("deleteOnSend", true);
+        drain.put("workers", 2);
+        drain.put("batch", 500);
+        drain.put("rows", 1000);
+        drain.put("relayRowsPerSecond", 900L);
+        drain.put("relayNoOpRowsPerSecond", 1100L);
+        drain.put("sqlFloorMarking", "DELETE");
+        drain.put("sqlFloorRowsPerSecond", 1200L);
+        drain.put("brokerCeilingRowsPerSecond", 5000L);
+        drain.put("ratioToFloor", 0.75);
+        drain.put("ratio", 0.75);
+        drain.put("relayCpuMsPer1000", 80.5);
+        results.put("drain", List.of(drain));
+        Map<String, Object> peerRow = new LinkedHashMap<>();
+        peerRow.put("group", "1 loop / 1 worker / 1 thread");
+        peerRow.put("system", "gruelbox, no-op method (1 thread)");
+        peerRow.put("medianRowsPerSecond", 700L);
+        peerRow.put("medianCpuMsPer1000", 300.0);
+        peerRow.put("medianCpuAboveIdleMsPer1000", 250.0);
+        peerRow.put("ratioTo", Peers.FLOOR_DELETE);
+        peerRow.put("ratio", 0.35);
+        peerRow.put("reps", List.of(new Run(700, 300.0, 250.0, "").toMap()));
+        results.put("peers", Map.of("rows", 1000, "aggregates", 1000, "reps", 1, "table", List.of(peerRow)));
+        Map<String, Object> latency = new LinkedHashMap<>();
+        latency.put("system", "Debezium alone");
+        latency.put("endPoint", "change event received");
+        latency.put("targetPerSecond", 200);
+        latency.put("p50Ms", 7.5);
+        latency.put("p99Ms", 21.0);
+        latency.put("reps", 1);
+        results.put("latencyComparison", List.of(latency));
+        Map<String, Object> mode = new LinkedHashMap<>();
+        mode.put("mode", "debezium");
+        mode.put("system", "Debezium alone");
+        mode.put("rep", 1);
+        mode.put("steady", List.of(Map.of("targetPerSecond", 200, "p50Ms", 7.5)));
+        mode.put("steadyConsumed", List.of(Map.of("targetPerSecond", 200, "p50Ms", 9.5)));
+        results.put("latency", List.of(mode));
+
+        Report report = new Report(results);
+        String md = report.markdown("performance");
+
+        assertThat(md).contains("`fsync` on")
+                .contains("| headline | kafka | per-aggregate | yes | 2 | 500 | 1000 | 900 | 1100 | 1200 (DELETE) | 5000 | 75 % | 75 % | 80.5 (–) |")
+                .contains("| 1 loop / 1 worker / 1 thread | gruelbox, no-op method (1 thread) | 700 | 35 % of SQL floor, DELETE | 300.0 (250.0) | 700 |")
+                .contains("| Debezium alone | change event received | 200 | 7.5 | 21.0 |")
+                .contains("| Debezium alone + RabbitMQ | 1 | 200 |");
+        assertThat(report.charts()).containsKeys("drain-headline.svg", "drain-peers.svg", "latency.svg");
+    }
+}
