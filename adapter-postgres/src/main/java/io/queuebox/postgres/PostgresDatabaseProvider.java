@@ -3,12 +3,14 @@ package io.queuebox.postgres;
 import io.queuebox.jdbc.ConnectRefusal;
 import io.queuebox.jdbc.DatabaseLocation;
 import io.queuebox.jdbc.DatabaseProvider;
+import io.queuebox.jdbc.DedicatedConnectionLock;
 import io.queuebox.jdbc.OutboxDatabase;
 import io.queuebox.jdbc.OutboxTable;
 import io.queuebox.ports.CaptureLock;
 import io.queuebox.ports.CaptureMode;
 import io.queuebox.ports.CaptureSourceInspector;
 import io.queuebox.ports.CaptureStateStore;
+import io.queuebox.ports.InsertNotifications;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.OutboxWriter;
 import java.net.URLDecoder;
@@ -51,6 +53,12 @@ public final class PostgresDatabaseProvider implements DatabaseProvider {
     @Override
     public CaptureMode captureMode() {
         return CaptureMode.POSTGRES_LOGICAL;
+    }
+
+    /** LISTEN/NOTIFY on the trigger of schema version 4. */
+    @Override
+    public boolean notifiesInserts() {
+        return true;
     }
 
     @Override
@@ -200,6 +208,11 @@ public final class PostgresDatabaseProvider implements DatabaseProvider {
             @Override
             public List<String> missingMigrationRights() {
                 return PostgresOutbox.missingMigrationRights(dataSource, settings);
+            }
+
+            @Override
+            public Optional<InsertNotifications> insertNotifications(DedicatedConnectionLock.ConnectionFactory connections) {
+                return Optional.of(PostgresOutbox.insertNotifications(connections, settings));
             }
 
             @Override
