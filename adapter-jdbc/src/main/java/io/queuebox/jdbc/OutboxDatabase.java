@@ -55,6 +55,18 @@ public interface OutboxDatabase {
         return Optional.empty();
     }
 
+    /**
+     * Makes inserts into the outbox table notify ({@code true}) or stop notifying, where the database can
+     * ({@link DatabaseProvider#notifiesInserts()}): notifying costs the writers' commits, so the schema scripts
+     * leave it off. Changes nothing when it is so already.
+     *
+     * @return whether anything changed; the default changes nothing and returns false
+     * @throws IllegalStateException when the schema lacks what it needs (run the shipped scripts first)
+     */
+    default boolean insertNotifications(boolean enabled) {
+        return false;
+    }
+
     /** Creates the schema objects with the shipped scripts, without Flyway (tests, demos). */
     void createSchema();
 }

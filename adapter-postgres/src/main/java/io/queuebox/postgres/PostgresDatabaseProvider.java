@@ -216,6 +216,11 @@ public final class PostgresDatabaseProvider implements DatabaseProvider {
             }
 
             @Override
+            public boolean insertNotifications(boolean enabled) {
+                return PostgresOutbox.insertNotifications(dataSource, settings, enabled);
+            }
+
+            @Override
             public void createSchema() {
                 PostgresOutbox.createSchema(dataSource, settings);
             }

@@ -3,20 +3,20 @@ package io.queuebox.postgres;
 import io.queuebox.jdbc.DedicatedConnectionLock.ConnectionFactory;
 import io.queuebox.ports.InsertNotifications;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.Optional;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
 /**
  * LISTEN on the outbox table's channel ({@link PostgresOutboxSettings#notifyChannel()}), on a connection of its
  * own, waiting with pgjdbc's {@link PGConnection#getNotifications(int)}. {@link #listen()} refuses a table
- * without the trigger of schema version 4: a listener that waits for notifications nobody sends would report
- * itself healthy while delivery waits the whole reconciliation interval.
+ * whose trigger of schema version 4 is missing or disabled, and a quiet session checks it again: a listener that
+ * waits for notifications nobody sends would report itself healthy while delivery waits the whole
+ * reconciliation interval.
  */
 final class PostgresInsertNotifications implements InsertNotifications {
 
@@ -28,10 +28,18 @@ final class PostgresInsertNotifications implements InsertNotifications {
     private final PostgresOutboxSettings settings;
     private final String channel;
 
+    private final Duration quietCheck;
+
     PostgresInsertNotifications(ConnectionFactory connections, PostgresOutboxSettings settings) {
+        this(connections, settings, QUIET_CHECK);
+    }
+
+    /** {@code quietCheck} shorter than {@link #QUIET_CHECK} for tests. */
+    PostgresInsertNotifications(ConnectionFactory connections, PostgresOutboxSettings settings, Duration quietCheck) {
         this.connections = Objects.requireNonNull(connections, "connections");
         this.settings = Objects.requireNonNull(settings, "settings");
         this.channel = settings.notifyChannel();
+        this.quietCheck = Objects.requireNonNull(quietCheck, "quietCheck");
     }
 
     @Override
@@ -61,19 +69,19 @@ final class PostgresInsertNotifications implements InsertNotifications {
         return "LISTEN " + quoted(channel) + " for inserts into " + settings.displayName() + " (PostgreSQL)";
     }
 
+    /** Throws, saying what to run, unless the table's insert-notify trigger exists and is enabled. */
     private void requireTrigger(Connection connection) throws SQLException {
-        try (PreparedStatement check = connection.prepareStatement("SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger"
-                + " WHERE tgrelid = to_regclass(?) AND tgname = ? AND tgenabled <> 'D')")) {
-            check.setString(1, settings.qualifiedTable());
-            check.setString(2, settings.table() + "_notify");
-            try (ResultSet result = check.executeQuery()) {
-                result.next();
-                if (!result.getBoolean(1)) {
-                    throw new IllegalStateException("the outbox table " + settings.displayName() + " has no enabled"
-                            + " trigger " + settings.table() + "_notify, so inserts notify nobody: run 'queuebox migrate'"
-                            + " (or your Flyway with " + SchemaScripts.LOCATION + ") to apply V4__queuebox_insert_notify.sql");
-                }
-            }
+        Optional<Boolean> enabled = NotifyTrigger.enabled(connection, settings);
+        if (enabled.isEmpty()) {
+            throw new IllegalStateException("the outbox table " + settings.displayName() + " has no trigger "
+                    + NotifyTrigger.name(settings) + ", so inserts notify nobody: run 'queuebox migrate' with"
+                    + " outbox.wake.mode notify (or apply V4__queuebox_insert_notify.sql from " + SchemaScripts.LOCATION
+                    + " and enable the trigger)");
+        }
+        if (!enabled.get()) {
+            throw new IllegalStateException("the trigger " + NotifyTrigger.name(settings) + " of " + settings.displayName()
+                    + " is disabled, so inserts notify nobody: run 'queuebox migrate' with outbox.wake.mode notify, or "
+                    + NotifyTrigger.alter(settings, true));
         }
     }
 
@@ -122,12 +130,14 @@ final class PostgresInsertNotifications implements InsertNotifications {
                 }
                 if (count > 0) {
                     lastHeardNanos = System.nanoTime();
-                } else if (System.nanoTime() - lastHeardNanos > QUIET_CHECK.toNanos()) {
-                    // A network that drops packets leaves a dead session that only stays quiet.
+                } else if (System.nanoTime() - lastHeardNanos > quietCheck.toNanos()) {
+                    // A network that drops packets leaves a dead session that only stays quiet; and a trigger
+                    // disabled since the subscription began leaves a live one that hears nothing.
                     if (!connection.isValid(CHECK_TIMEOUT_SECONDS)) {
                         throw new IllegalStateException("the listening session did not answer within "
                                 + CHECK_TIMEOUT_SECONDS + " s");
                     }
+                    requireTrigger(connection);
                     lastHeardNanos = System.nanoTime();
                 }
                 return count;

@@ -1,6 +1,10 @@
--- QueueBox outbox for PostgreSQL, version 4: inserts notify the relays that listen (outbox.wake.mode: notify).
+-- QueueBox outbox for PostgreSQL, version 4: inserts can notify the relays that listen (outbox.wake.mode: notify).
 -- Placeholders (Flyway syntax): ${queuebox_schema} and ${queuebox_table}; see docs/reference/postgres-schema.md.
--- Idempotent: the function is replaced, the trigger is created only when it is missing.
+-- Idempotent: the function is replaced, the trigger is created only when it is missing, and created DISABLED:
+-- 'queuebox migrate' enables it when outbox.wake.mode is notify (and disables it when it is poll); with your
+-- own migrations, enable it yourself:
+--     ALTER TABLE "<schema>"."<table>" ENABLE TRIGGER "<table>_notify";
+-- Running this script again never changes whether the trigger is enabled.
 --
 -- A statement-level AFTER INSERT trigger calls pg_notify on the table's channel with an empty payload, so every
 -- writer (QueueBox's writer, plain SQL, COPY) wakes the listening relays. PostgreSQL folds identical
@@ -11,9 +15,10 @@
 -- The channel: '<schema>.<table>' (at most 63 bytes, PostgreSQL's limit for a channel name); a longer one is
 -- its first 30 characters, '_' and the md5 of the whole, as PostgresOutboxSettings.notifyChannel() computes it.
 --
--- The cost: PostgreSQL serialises the commits of transactions that notify (a lock held from just before the
--- commit until after it, commit record flush included), whether or not anybody listens. The measured cost on
--- the insert ceiling is in docs/concepts/delivery.md ("Wake-ups").
+-- Why disabled until asked for: PostgreSQL serialises the commits of transactions that notify (a lock held from
+-- just before the commit until after it, commit record flush included), whether or not anybody listens. One-row
+-- transactions from 8 clients committed less than half as fast with the trigger enabled on a 2-core machine;
+-- the figures are in docs/concepts/delivery.md ("Wake-ups"). A disabled trigger costs nothing measurable.
 
 DO $queuebox$
 DECLARE
@@ -37,6 +42,8 @@ $function$, '${queuebox_schema}', '${queuebox_table}_notify', channel);
                    WHERE tgrelid = format('%I.%I', '${queuebox_schema}', '${queuebox_table}')::regclass
                    AND tgname = '${queuebox_table}_notify') THEN
         EXECUTE format('CREATE TRIGGER %1$I AFTER INSERT ON %2$I.%3$I FOR EACH STATEMENT EXECUTE FUNCTION %2$I.%1$I()',
+                '${queuebox_table}_notify', '${queuebox_schema}', '${queuebox_table}');
+        EXECUTE format('ALTER TABLE %2$I.%3$I DISABLE TRIGGER %1$I',
                 '${queuebox_table}_notify', '${queuebox_schema}', '${queuebox_table}');
     END IF;
 END

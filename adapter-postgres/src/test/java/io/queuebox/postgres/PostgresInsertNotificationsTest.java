@@ -36,6 +36,7 @@ class PostgresInsertNotificationsTest {
         db = TestDatabase.withFreshSchema("notify");
         settings = db.settings().build();
         PostgresOutbox.createSchema(db.dataSource, settings);
+        PostgresOutbox.insertNotifications(db.dataSource, settings, true);
     }
 
     @AfterAll
@@ -138,6 +139,7 @@ class PostgresInsertNotificationsTest {
                 .schema((db.schema + "_" + "s".repeat(63)).substring(0, 63)).table("t".repeat(48)).build();
         assertThat(longest.notifyChannel()).hasSize(63).startsWith(longest.schema().substring(0, 30) + "_");
         PostgresOutbox.createSchema(db.dataSource, longest);
+        PostgresOutbox.insertNotifications(db.dataSource, longest, true);
         try {
             subscription = notifications(longest).listen();
 
@@ -158,10 +160,51 @@ class PostgresInsertNotificationsTest {
 
         assertThatThrownBy(() -> notifications(older).listen())
                 .isInstanceOf(IllegalStateException.class)
-                .hasMessageContaining("has no enabled trigger before_v4_notify")
+                .hasMessageContaining("has no trigger before_v4_notify")
                 .hasMessageContaining("queuebox migrate")
                 .hasMessageContaining("V4__queuebox_insert_notify.sql");
         assertThat(backendsOf(APPLICATION_NAME)).as("the refused session is closed").isZero();
+        assertThatThrownBy(() -> PostgresOutbox.insertNotifications(db.dataSource, older, true))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("has no trigger before_v4_notify");
+    }
+
+    @Test
+    void theTriggerIsCreatedDisabledAndTheListenerRefusesItUntilItIsEnabled() {
+        PostgresOutboxSettings fresh = db.settings().table("fresh_outbox").build();
+        PostgresOutbox.createSchema(db.dataSource, fresh);
+
+        assertThatThrownBy(() -> notifications(fresh).listen())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("the trigger fresh_outbox_notify of " + db.schema + ".fresh_outbox is disabled")
+                .hasMessageContaining("ALTER TABLE \"" + db.schema + "\".\"fresh_outbox\" ENABLE TRIGGER \"fresh_outbox_notify\"");
+        db.insertRow(fresh, "order-quiet", "OrderPlaced", "{}"); // a disabled trigger: nothing to listen for
+
+        assertThat(PostgresOutbox.insertNotifications(db.dataSource, fresh, true)).isTrue();
+        assertThat(PostgresOutbox.insertNotifications(db.dataSource, fresh, true)).as("already enabled").isFalse();
+        PostgresOutbox.createSchema(db.dataSource, fresh);
+        subscription = notifications(fresh).listen();
+        assertThat(subscription).as("running the scripts again leaves the trigger enabled").isNotNull();
+        db.insertRow(fresh, "order-loud", "OrderPlaced", "{}");
+        assertThat(receivedWithin(Duration.ofMillis(1000))).isEqualTo(1);
+    }
+
+    @Test
+    void aTriggerDisabledWhileListeningEndsTheSubscriptionAtTheNextQuietCheck() {
+        PostgresOutboxSettings switched = db.settings().table("switched_outbox").build();
+        PostgresOutbox.createSchema(db.dataSource, switched);
+        PostgresOutbox.insertNotifications(db.dataSource, switched, true);
+        Properties properties = new Properties();
+        properties.setProperty("ApplicationName", APPLICATION_NAME);
+        subscription = new PostgresInsertNotifications(
+                io.queuebox.jdbc.DedicatedConnectionLock.ConnectionFactory.fromUrl(TestServices.postgresUrl(), properties),
+                switched, Duration.ofMillis(300)).listen();
+        assertThat(receivedWithin(Duration.ofMillis(500))).as("a quiet check that finds all well").isZero();
+
+        assertThat(PostgresOutbox.insertNotifications(db.dataSource, switched, false)).isTrue();
+
+        assertThatThrownBy(() -> receivedWithin(Duration.ofSeconds(2)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("the trigger switched_outbox_notify of " + db.schema + ".switched_outbox is disabled");
     }
 
     @Test

@@ -46,7 +46,8 @@ class PostgresOutboxSchemaTest {
         assertThat(scripts.get(3))
                 .contains("channel text := 'app' || '.' || 'events_out';")
                 .contains("'app', 'events_out_notify', channel)")
-                .contains("AFTER INSERT ON %2$I.%3$I FOR EACH STATEMENT");
+                .contains("AFTER INSERT ON %2$I.%3$I FOR EACH STATEMENT")
+                .contains("ALTER TABLE %2$I.%3$I DISABLE TRIGGER %1$I");
     }
 
     @Test
@@ -59,12 +60,12 @@ class PostgresOutboxSchemaTest {
         assertThat(strings("SELECT tgname || ' ' || tgenabled::text || ' ' || pg_get_triggerdef(t.oid) FROM pg_trigger t"
                 + " WHERE tgrelid = '" + db.schema + "." + table + "'::regclass AND NOT tgisinternal ORDER BY tgname"))
                 .as("the order triggers enabled ALWAYS (A), so session_replication_role = replica does not skip them;"
-                        + " the notify trigger as usual (O)")
+                        + " the notify trigger disabled (D) until insert notifications are asked for")
                 .satisfiesExactly(
                         lock -> assertThat(lock).startsWith(table + "_aggregate_lock A CREATE TRIGGER " + table
                                 + "_aggregate_lock BEFORE INSERT ON ")
                                 .contains("FOR EACH ROW EXECUTE FUNCTION " + db.schema + "." + table + "_aggregate_lock()"),
-                        notify -> assertThat(notify).startsWith(table + "_notify O CREATE TRIGGER " + table
+                        notify -> assertThat(notify).startsWith(table + "_notify D CREATE TRIGGER " + table
                                 + "_notify AFTER INSERT ON ")
                                 .contains("FOR EACH STATEMENT EXECUTE FUNCTION " + db.schema + "." + table + "_notify()"),
                         fixed -> assertThat(fixed).startsWith(table + "_order_fixed A CREATE TRIGGER " + table

@@ -55,9 +55,10 @@ public final class Keys {
     public static final ConfigKey WAKE_MODE = register(key("outbox.wake.mode", Type.CHOICE)
             .defaultValue("poll").allowed("poll", "notify")
             .doc("What wakes delivery when capture does not: poll looks every outbox.pollIntervalMs; notify LISTENs for"
-                    + " the notification the outbox table's trigger sends at each commit of inserted rows (PostgreSQL"
-                    + " only, schema version 4, a connection of its own that a transaction-mode pooler such as"
-                    + " PgBouncer's cannot carry) and looks every outbox.wake.reconciliationIntervalMs."));
+                    + " the notification the outbox table's trigger sends at each commit of inserted rows and looks every"
+                    + " outbox.wake.reconciliationIntervalMs (PostgreSQL only: migrate enables the trigger of schema"
+                    + " version 4, which costs small writer transactions more than half their commit rate; a connection"
+                    + " of its own, which a transaction-mode pooler such as PgBouncer's cannot carry)."));
     public static final ConfigKey WAKE_RECONCILIATION_INTERVAL_MS = register(
             key("outbox.wake.reconciliationIntervalMs", Type.MILLIS).defaultValue(30_000).range(100, 3_600_000)
             .doc("outbox.wake.mode notify: the longest delivery waits without a notification while the listener"
