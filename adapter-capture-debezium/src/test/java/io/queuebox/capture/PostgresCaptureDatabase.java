@@ -45,7 +45,7 @@ final class PostgresCaptureDatabase implements AutoCloseable {
             st.execute("CREATE TABLE public.queuebox_outbox (event_id uuid PRIMARY KEY, aggregate_id text NOT NULL,"
                     + " payload bytea NOT NULL, headers jsonb NOT NULL DEFAULT '{}', status text NOT NULL DEFAULT 'PENDING')");
             st.execute("CREATE TABLE public.unrelated (id serial PRIMARY KEY, note text)");
-            st.execute("CREATE PUBLICATION queuebox_pub FOR TABLE public.queuebox_outbox");
+            st.execute("CREATE PUBLICATION queuebox_pub FOR TABLE public.queuebox_outbox WITH (publish = 'insert')");
         }
     }
 

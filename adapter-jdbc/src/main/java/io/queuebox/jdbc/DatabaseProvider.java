@@ -31,6 +31,14 @@ public interface DatabaseProvider {
     /** The capture mode that reads this database's log, for example {@link CaptureMode#POSTGRES_LOGICAL}. */
     CaptureMode captureMode();
 
+    /**
+     * Whether the database can wake delivery when rows are inserted ({@code outbox.wake.mode: notify}):
+     * {@link OutboxDatabase#insertNotifications} then returns them. The default is false.
+     */
+    default boolean notifiesInserts() {
+        return false;
+    }
+
     /** The schema of the outbox when {@code outbox.schema} is not set. */
     String defaultSchema();
 

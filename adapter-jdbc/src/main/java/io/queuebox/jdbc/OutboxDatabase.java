@@ -3,10 +3,12 @@ package io.queuebox.jdbc;
 import io.queuebox.ports.CaptureLock;
 import io.queuebox.ports.CaptureSourceInspector;
 import io.queuebox.ports.CaptureStateStore;
+import io.queuebox.ports.InsertNotifications;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.OutboxWriter;
 import java.sql.Connection;
 import java.util.List;
+import java.util.Optional;
 
 /**
  * One outbox table on one data source, as a {@link DatabaseProvider} opened it: every adapter piece the
@@ -42,6 +44,28 @@ public interface OutboxDatabase {
 
     /** The rights the connecting account lacks to create or upgrade the schema, as {@link #missingDeliveryRights}. */
     List<String> missingMigrationRights();
+
+    /**
+     * The database telling that rows were inserted into the outbox table, on sessions opened by
+     * {@code connections} (dedicated connections, never from the data source this database was opened on, whose
+     * pool delivery uses). Empty when the database cannot notify inserts ({@link DatabaseProvider#notifiesInserts()}
+     * is false); that is the default.
+     */
+    default Optional<InsertNotifications> insertNotifications(DedicatedConnectionLock.ConnectionFactory connections) {
+        return Optional.empty();
+    }
+
+    /**
+     * Makes inserts into the outbox table notify ({@code true}) or stop notifying, where the database can
+     * ({@link DatabaseProvider#notifiesInserts()}): notifying costs the writers' commits, so the schema scripts
+     * leave it off. Changes nothing when it is so already.
+     *
+     * @return whether anything changed; the default changes nothing and returns false
+     * @throws IllegalStateException when the schema lacks what it needs (run the shipped scripts first)
+     */
+    default boolean insertNotifications(boolean enabled) {
+        return false;
+    }
 
     /** Creates the schema objects with the shipped scripts, without Flyway (tests, demos). */
     void createSchema();

@@ -3,11 +3,14 @@ package io.queuebox.jdbc;
 import io.queuebox.ports.CaptureLock;
 import io.queuebox.ports.CaptureSourceInspector;
 import io.queuebox.ports.CaptureStateStore;
+import io.queuebox.ports.InsertNotifications;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.OutboxWriter;
 import java.sql.Connection;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.function.Function;
 import java.util.function.Supplier;
 
 /**
@@ -19,7 +22,18 @@ public record OutboxDatabaseParts(OutboxStore store, OutboxWriter<Connection> wr
                                   CaptureStateStore captureStateStore, CaptureLock captureLock,
                                   CaptureSourceInspector captureSourceInspector,
                                   Supplier<List<String>> deliveryRights, Supplier<List<String>> migrationRights,
-                                  Runnable schemaCreation) implements OutboxDatabase {
+                                  Runnable schemaCreation,
+                                  Function<DedicatedConnectionLock.ConnectionFactory, Optional<InsertNotifications>> notifications,
+                                  Function<Boolean, Boolean> notificationSwitch) implements OutboxDatabase {
+
+    /** Parts of a database that cannot notify inserts. */
+    public OutboxDatabaseParts(OutboxStore store, OutboxWriter<Connection> writer, CaptureStateStore captureStateStore,
+                               CaptureLock captureLock, CaptureSourceInspector captureSourceInspector,
+                               Supplier<List<String>> deliveryRights, Supplier<List<String>> migrationRights,
+                               Runnable schemaCreation) {
+        this(store, writer, captureStateStore, captureLock, captureSourceInspector, deliveryRights, migrationRights,
+                schemaCreation, connections -> Optional.empty(), enabled -> false);
+    }
 
     public OutboxDatabaseParts {
         Objects.requireNonNull(store, "store");
@@ -30,6 +44,8 @@ public record OutboxDatabaseParts(OutboxStore store, OutboxWriter<Connection> wr
         Objects.requireNonNull(deliveryRights, "deliveryRights");
         Objects.requireNonNull(migrationRights, "migrationRights");
         Objects.requireNonNull(schemaCreation, "schemaCreation");
+        Objects.requireNonNull(notifications, "notifications");
+        Objects.requireNonNull(notificationSwitch, "notificationSwitch");
     }
 
     @Override
@@ -40,6 +56,16 @@ public record OutboxDatabaseParts(OutboxStore store, OutboxWriter<Connection> wr
     @Override
     public List<String> missingMigrationRights() {
         return migrationRights.get();
+    }
+
+    @Override
+    public Optional<InsertNotifications> insertNotifications(DedicatedConnectionLock.ConnectionFactory connections) {
+        return notifications.apply(connections);
+    }
+
+    @Override
+    public boolean insertNotifications(boolean enabled) {
+        return notificationSwitch.apply(enabled);
     }
 
     @Override

@@ -82,7 +82,7 @@ final class PostgresCaptureSourceInspector implements CaptureSourceInspector {
                 if (!rs.next()) {
                     problems.add("publication '" + f.publication() + "' does not exist: create it with CREATE"
                             + " PUBLICATION \"" + f.publication() + "\" FOR TABLE \"" + f.schema() + "\".\""
-                            + f.table() + "\";");
+                            + f.table() + "\" WITH (publish = 'insert');");
                     return;
                 }
                 if (!rs.getBoolean("covers")) {
@@ -92,7 +92,7 @@ final class PostgresCaptureSourceInspector implements CaptureSourceInspector {
                 }
                 if (!rs.getBoolean("pubinsert")) {
                     problems.add("publication '" + f.publication() + "' does not publish inserts: run ALTER"
-                            + " PUBLICATION \"" + f.publication() + "\" SET (publish = 'insert, update, delete');");
+                            + " PUBLICATION \"" + f.publication() + "\" SET (publish = 'insert');");
                 }
             }
         }

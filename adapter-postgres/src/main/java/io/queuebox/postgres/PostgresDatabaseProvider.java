@@ -48,6 +48,12 @@ public final class PostgresDatabaseProvider implements DatabaseProvider {
         return CaptureMode.POSTGRES_LOGICAL;
     }
 
+    /** LISTEN/NOTIFY on the trigger of schema version 4. */
+    @Override
+    public boolean notifiesInserts() {
+        return true;
+    }
+
     @Override
     public String defaultSchema() {
         return PostgresOutboxSettings.DEFAULT_SCHEMA;
@@ -166,7 +172,9 @@ public final class PostgresDatabaseProvider implements DatabaseProvider {
                 PostgresOutbox.captureSourceInspector(dataSource),
                 () -> PostgresOutbox.missingDeliveryRights(dataSource, settings),
                 () -> PostgresOutbox.missingMigrationRights(dataSource, settings),
-                () -> PostgresOutbox.createSchema(dataSource, settings));
+                () -> PostgresOutbox.createSchema(dataSource, settings),
+                connections -> Optional.of(PostgresOutbox.insertNotifications(connections, settings)),
+                enabled -> PostgresOutbox.insertNotifications(dataSource, settings, enabled));
     }
 
     static PostgresOutboxSettings settings(OutboxTable table) {

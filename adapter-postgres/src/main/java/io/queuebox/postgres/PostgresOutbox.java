@@ -5,6 +5,7 @@ import io.queuebox.jdbc.TransactionWriters;
 import io.queuebox.ports.CaptureLock;
 import io.queuebox.ports.CaptureSourceInspector;
 import io.queuebox.ports.CaptureStateStore;
+import io.queuebox.ports.InsertNotifications;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.OutboxWriter;
 import java.sql.Connection;
@@ -28,6 +29,11 @@ import org.jdbi.v3.core.Jdbi;
  * <h2>Writing</h2>
  * {@link #jdbcWriter} and {@link #jdbiWriter} insert events in the caller's transaction: they never commit,
  * roll back or close what they are given. A batch is one statement.
+ *
+ * <h2>Waking delivery on insert</h2>
+ * Schema version 4 adds a trigger, disabled until {@link #insertNotifications(DataSource, PostgresOutboxSettings,
+ * boolean)} enables it, that makes every insert notify the channel {@link PostgresOutboxSettings#notifyChannel()}, once
+ * per transaction; {@link #insertNotifications(String, Properties, PostgresOutboxSettings)} listens to it.
  *
  * <h2>Delivering</h2>
  * {@link #store} claims with {@code FOR UPDATE SKIP LOCKED} on the database clock; every call is one
@@ -114,6 +120,40 @@ public final class PostgresOutbox {
     /** The capture owner's lock on connections opened from a JDBC URL (credentials in {@code properties}). */
     public static CaptureLock captureLock(String jdbcUrl, Properties properties) {
         return PostgresCaptureLock.on(DedicatedConnectionLock.ConnectionFactory.fromUrl(jdbcUrl, properties));
+    }
+
+    /**
+     * The outbox's inserts as notifications: LISTEN on {@link PostgresOutboxSettings#notifyChannel()} on a
+     * connection of its own, opened from a JDBC URL ({@code properties}: credentials, {@code ApplicationName};
+     * copied, may be null) for every subscription and never taken from a pool. Needs the trigger of schema
+     * version 4 ({@code V4__queuebox_insert_notify.sql}), enabled; a subscription to a table without it fails and
+     * says so.
+     * Give it to the domain's {@code InsertNotificationWakeSource}, which reconnects, reports health and wakes
+     * the engine.
+     */
+    public static InsertNotifications insertNotifications(String jdbcUrl, Properties properties,
+                                                          PostgresOutboxSettings settings) {
+        return insertNotifications(DedicatedConnectionLock.ConnectionFactory.fromUrl(jdbcUrl, properties), settings);
+    }
+
+    /**
+     * Enables ({@code true}) or disables the outbox's insert-notify trigger of schema version 4, which the script
+     * creates disabled: while it is enabled every transaction that inserts into the table notifies, and PostgreSQL
+     * commits such transactions one at a time (see docs/concepts/delivery.md for the measured cost). Runs
+     * {@code ALTER TABLE ... ENABLE|DISABLE TRIGGER} (the table owner's right) only when the state differs.
+     *
+     * @return whether the state changed
+     * @throws IllegalStateException when the table has no such trigger (schema below version 4)
+     */
+    public static boolean insertNotifications(DataSource dataSource, PostgresOutboxSettings settings, boolean enabled) {
+        return NotifyTrigger.set(Objects.requireNonNull(dataSource, "dataSource"),
+                Objects.requireNonNull(settings, "settings"), enabled);
+    }
+
+    /** {@link #insertNotifications(String, Properties, PostgresOutboxSettings)} on connections you open. */
+    public static InsertNotifications insertNotifications(DedicatedConnectionLock.ConnectionFactory connections,
+                                                          PostgresOutboxSettings settings) {
+        return new PostgresInsertNotifications(connections, settings);
     }
 
     /** Checks wal_level, the replication slot and the publication before capture starts. */

@@ -27,6 +27,7 @@ public final class PostgresOutboxSettings {
     /** The default largest payload the writer accepts: 1 MiB. */
     public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1024 * 1024;
 
+    private static final int MAX_CHANNEL_LENGTH = 63;
     private static final Pattern SCHEMA = Pattern.compile("[a-z_][a-z0-9_]{0,62}");
     private static final Pattern TABLE = Pattern.compile("[a-z_][a-z0-9_]{0,47}");
 
@@ -87,6 +88,25 @@ public final class PostgresOutboxSettings {
     /** {@code "schema"."queuebox_capture_state"}, ready for SQL. */
     String qualifiedCaptureStateTable() {
         return quote(schema) + "." + quote("queuebox_capture_state");
+    }
+
+    /**
+     * The channel the outbox's inserts notify (schema version 4): {@code schema.table}, or, when that is longer
+     * than PostgreSQL's 63 bytes for a channel name, its first 30 characters, {@code _} and the md5 of the whole,
+     * exactly as {@code V4__queuebox_insert_notify.sql} computes it. Unquoted; quote it with {@link #quote}.
+     */
+    public String notifyChannel() {
+        String channel = schema + "." + table;
+        if (channel.length() <= MAX_CHANNEL_LENGTH) {
+            return channel;
+        }
+        try {
+            byte[] digest = java.security.MessageDigest.getInstance("MD5")
+                    .digest(channel.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            return channel.substring(0, 30) + "_" + java.util.HexFormat.of().formatHex(digest);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java runtime has MD5", e);
+        }
     }
 
     /** For messages: {@code schema.table}. */

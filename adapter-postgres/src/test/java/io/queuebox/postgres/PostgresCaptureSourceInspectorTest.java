@@ -48,7 +48,8 @@ class PostgresCaptureSourceInspectorTest {
         assertThat(report.retainedLogBytes()).isEmpty();
         assertThat(report.problems()).anySatisfy(problem -> assertThat(problem)
                 .startsWith("publication '" + publication + "' does not exist")
-                .contains("CREATE PUBLICATION \"" + publication + "\" FOR TABLE \"" + db.schema + "\".\"queuebox_outbox\""));
+                .contains("CREATE PUBLICATION \"" + publication + "\" FOR TABLE \"" + db.schema + "\".\"queuebox_outbox\""
+                        + " WITH (publish = 'insert');"));
         assertWalLevelReportedAsItIs(report);
     }
 
@@ -74,7 +75,8 @@ class PostgresCaptureSourceInspectorTest {
             assertWalLevelReportedAsItIs(report);
             return;
         }
-        db.execute("CREATE PUBLICATION " + publication + " FOR TABLE \"" + db.schema + "\".queuebox_outbox");
+        db.execute("CREATE PUBLICATION " + publication + " FOR TABLE \"" + db.schema + "\".queuebox_outbox"
+                + " WITH (publish = 'insert')");
         db.execute("SELECT pg_create_logical_replication_slot('" + slot + "', 'pgoutput')");
         try {
             CaptureSourceReport report = inspector.inspect(captureSettings());

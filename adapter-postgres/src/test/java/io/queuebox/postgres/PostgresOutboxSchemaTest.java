@@ -31,8 +31,8 @@ class PostgresOutboxSchemaTest {
         List<String> scripts = PostgresOutbox.renderSchemaScripts(
                 PostgresOutboxSettings.builder().schema("app").table("events_out").build());
         assertThat(SchemaScripts.SCRIPTS).containsExactly("V1__queuebox_outbox.sql", "V2__queuebox_aggregate_order.sql",
-                "V3__queuebox_lease_token_index.sql");
-        assertThat(scripts).hasSize(3).allSatisfy(script -> assertThat(script).doesNotContain("${"));
+                "V3__queuebox_lease_token_index.sql", "V4__queuebox_insert_notify.sql");
+        assertThat(scripts).hasSize(4).allSatisfy(script -> assertThat(script).doesNotContain("${"));
         assertThat(scripts.get(0))
                 .contains("CREATE TABLE IF NOT EXISTS \"app\".\"events_out\"")
                 .contains("\"app\".\"queuebox_capture_state\"");
@@ -43,6 +43,11 @@ class PostgresOutboxSchemaTest {
                 .contains(EventWriter.lockKey("NEW"))
                 .contains("NEW.seq := nextval(%3$L::regclass)");
         assertThat(scripts.get(2)).contains("\"events_out_lease_token_idx\"\n    ON \"app\".\"events_out\" (lease_token)");
+        assertThat(scripts.get(3))
+                .contains("channel text := 'app' || '.' || 'events_out';")
+                .contains("'app', 'events_out_notify', channel)")
+                .contains("AFTER INSERT ON %2$I.%3$I FOR EACH STATEMENT")
+                .contains("ALTER TABLE %2$I.%3$I DISABLE TRIGGER %1$I");
     }
 
     @Test
@@ -54,11 +59,15 @@ class PostgresOutboxSchemaTest {
 
         assertThat(strings("SELECT tgname || ' ' || tgenabled::text || ' ' || pg_get_triggerdef(t.oid) FROM pg_trigger t"
                 + " WHERE tgrelid = '" + db.schema + "." + table + "'::regclass AND NOT tgisinternal ORDER BY tgname"))
-                .as("both triggers, enabled ALWAYS (A), so session_replication_role = replica does not skip them")
+                .as("the order triggers enabled ALWAYS (A), so session_replication_role = replica does not skip them;"
+                        + " the notify trigger disabled (D) until insert notifications are asked for")
                 .satisfiesExactly(
                         lock -> assertThat(lock).startsWith(table + "_aggregate_lock A CREATE TRIGGER " + table
                                 + "_aggregate_lock BEFORE INSERT ON ")
                                 .contains("FOR EACH ROW EXECUTE FUNCTION " + db.schema + "." + table + "_aggregate_lock()"),
+                        notify -> assertThat(notify).startsWith(table + "_notify D CREATE TRIGGER " + table
+                                + "_notify AFTER INSERT ON ")
+                                .contains("FOR EACH STATEMENT EXECUTE FUNCTION " + db.schema + "." + table + "_notify()"),
                         fixed -> assertThat(fixed).startsWith(table + "_order_fixed A CREATE TRIGGER " + table
                                 + "_order_fixed BEFORE UPDATE OF aggregate_type, aggregate_id, seq ON "));
         assertThat(strings("SELECT prosrc FROM pg_proc WHERE proname = '" + table + "_aggregate_lock'"))
@@ -85,7 +94,8 @@ class PostgresOutboxSchemaTest {
         assertThat(strings("SELECT table_name FROM information_schema.tables WHERE table_schema = '" + db.schema
                 + "' AND table_name = 'queuebox_capture_state'")).containsExactly("queuebox_capture_state");
         assertThat(strings("SELECT tgname FROM pg_trigger WHERE tgrelid = '" + db.schema + ".my_outbox'::regclass"
-                + " AND NOT tgisinternal ORDER BY tgname")).containsExactly("my_outbox_aggregate_lock", "my_outbox_order_fixed");
+                + " AND NOT tgisinternal ORDER BY tgname")).containsExactly("my_outbox_aggregate_lock", "my_outbox_notify",
+                "my_outbox_order_fixed");
     }
 
     @Test

@@ -180,7 +180,8 @@ final class BenchDatabase implements AutoCloseable {
     void prepareCapture() throws SQLException {
         dropSlot();
         execute("DROP PUBLICATION IF EXISTS " + PUBLICATION);
-        execute("CREATE PUBLICATION " + PUBLICATION + " FOR TABLE public." + TABLE);
+        // Inserts only, as docs/how-to/capture-changes.md says: updates would be decoded only to be dropped.
+        execute("CREATE PUBLICATION " + PUBLICATION + " FOR TABLE public." + TABLE + " WITH (publish = 'insert')");
         execute("DELETE FROM queuebox_capture_state");
     }
 

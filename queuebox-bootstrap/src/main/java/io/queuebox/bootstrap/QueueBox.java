@@ -13,7 +13,12 @@ import io.queuebox.ports.WakeReason;
 import io.queuebox.ports.WakeSource;
 import io.queuebox.bootstrap.config.Databases;
 import io.queuebox.jdbc.DatabaseProvider;
+import io.queuebox.jdbc.OutboxDatabase;
 import io.queuebox.jdbc.OutboxTable;
+import io.queuebox.ports.OutboxEvent;
+import io.queuebox.ports.OutboxWriter;
+import java.util.function.Function;
+import org.jdbi.v3.core.Handle;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.util.OptionalInt;
@@ -39,6 +44,10 @@ import javax.sql.DataSource;
  * relay.close();                                        // stops within the settings' shutdown deadline
  * }</pre>
  *
+ * After the application commits events, {@link #wake()} (or {@link #wakeAfterCommit(Handle)} with Jdbi, or
+ * {@link #writeAndCommit(Connection, List)} with plain JDBC) has them claimed at once instead of at the next
+ * wake interval.
+ *
  * The data source's JDBC URL chooses the database adapter (PostgreSQL or SQL Server, whichever is on the
  * class path); or give the store of an adapter yourself with {@link Builder#store}. The outbox table must
  * exist: run the adapter's shipped scripts with your migrations, or {@code queuebox migrate}.
@@ -49,12 +58,17 @@ public final class QueueBox implements AutoCloseable {
     private final OutboxStore store;
     private final MessagePublisher publisher;
     private final BacklogGauges backlog;
+    /** The writer of a JDBC URL's database for this relay's table; null when built with a store. */
+    private final Function<String, OutboxWriter<Connection>> writers;
+    private volatile OutboxWriter<Connection> writer;
 
-    private QueueBox(DeliveryEngine engine, OutboxStore store, MessagePublisher publisher, BacklogGauges backlog) {
+    private QueueBox(DeliveryEngine engine, OutboxStore store, MessagePublisher publisher, BacklogGauges backlog,
+                     Function<String, OutboxWriter<Connection>> writers) {
         this.engine = engine;
         this.store = store;
         this.publisher = publisher;
         this.backlog = backlog;
+        this.writers = writers;
     }
 
     public static Builder builder() {
@@ -66,9 +80,66 @@ public final class QueueBox implements AutoCloseable {
         return store;
     }
 
-    /** Asks the engine to claim now, for example right after the application committed events. */
+    /**
+     * Asks the engine to claim now, for example right after the application committed events (in Spring, from a
+     * {@code TransactionSynchronization.afterCommit}). A hint: a wake-up before the commit finds nothing and costs
+     * one claim; the events are then delivered at the next interval, never lost. Thread-safe, returns at once.
+     */
     public void wake() {
         engine.wake(WakeReason.EXTERNAL);
+    }
+
+    /**
+     * Wakes delivery once the transaction of the Jdbi {@code handle} commits (Jdbi's {@link Handle#afterCommit}),
+     * and not after a rollback. Call it in the transaction that writes the events; when the handle is not in a
+     * transaction (auto-commit), its statements are committed already and delivery is woken at once.
+     */
+    public void wakeAfterCommit(Handle handle) {
+        Objects.requireNonNull(handle, "handle");
+        if (handle.isInTransaction()) {
+            handle.afterCommit(this::wake);
+        } else {
+            wake();
+        }
+    }
+
+    /**
+     * For plain JDBC, which has no commit hook: writes {@code events} on {@code connection} in its open
+     * transaction (after the business change the caller made in it), commits, and wakes delivery. The events go
+     * to the outbox table of this relay's {@code dataSource} ({@link Builder#outbox}, else the database's
+     * default), with the writer of the database the connection's URL names. On an exception nothing was committed
+     * by this call: roll back, as after any failed statement. The connection is not closed.
+     *
+     * @throws IllegalStateException when the connection is in auto-commit (the events would commit without the
+     *                               business change), or when the relay was built with {@link Builder#store}
+     *                               (its table is unknown here: write with the adapter's writer, commit, then
+     *                               {@link #wake()})
+     * @throws SQLException          when the commit fails
+     */
+    public void writeAndCommit(Connection connection, List<OutboxEvent> events) throws SQLException {
+        Objects.requireNonNull(connection, "connection");
+        Objects.requireNonNull(events, "events");
+        if (connection.getAutoCommit()) {
+            throw new IllegalStateException("writeAndCommit needs the connection's transaction: call"
+                    + " setAutoCommit(false) before the business change, so both commit together");
+        }
+        writerFor(connection).enqueueAll(connection, events);
+        connection.commit();
+        wake();
+    }
+
+    private OutboxWriter<Connection> writerFor(Connection connection) throws SQLException {
+        OutboxWriter<Connection> known = writer;
+        if (known != null) {
+            return known;
+        }
+        if (writers == null) {
+            throw new IllegalStateException("writeAndCommit writes to the outbox of dataSource(...); this relay was"
+                    + " built with store(...): write with your adapter's writer, commit, then call wake()");
+        }
+        known = writers.apply(connection.getMetaData().getURL());
+        writer = known;
+        return known;
     }
 
     /** Whether the engine runs. */
@@ -190,7 +261,12 @@ public final class QueueBox implements AutoCloseable {
             return this;
         }
 
-        /** A source of wake-ups (a capture connector); started and closed with the engine. */
+        /**
+         * A source of wake-ups (a capture supervisor, or the domain's {@code InsertNotificationWakeSource} on
+         * {@code PostgresOutbox.insertNotifications(...)}); started and closed with the engine. While none of the
+         * sources is UP, the engine waits {@link DeliverySettings#fallbackWakeInterval()} instead of its wake
+         * interval.
+         */
         public Builder wakeSource(WakeSource wakeSource) {
             wakeSources.add(required(wakeSource, "wakeSource"));
             return this;
@@ -224,7 +300,7 @@ public final class QueueBox implements AutoCloseable {
             BacklogGauges backlog = meterRegistry == null ? null
                     : BacklogGauges.start(store, meterRegistry, backlogSampleInterval);
             built.start();
-            return new QueueBox(built, store, publisher, backlog);
+            return new QueueBox(built, store, publisher, backlog, this.store != null ? null : this::writerFor);
         }
 
         /**
@@ -256,12 +332,20 @@ public final class QueueBox implements AutoCloseable {
         }
 
         private OutboxStore storeFor(DataSource dataSource, String url) {
+            return open(url).store();
+        }
+
+        private OutboxWriter<Connection> writerFor(String url) {
+            return open(url).writer();
+        }
+
+        private OutboxDatabase open(String url) {
             DatabaseProvider database = Databases.forUrl(url).orElseThrow(() -> new IllegalStateException(
                     "no database adapter on the class path accepts the data source's URL (" + scheme(url)
                             + "...); add adapter-postgres or adapter-sqlserver, or pass store(...)"));
             OutboxTable table = outbox != null ? outbox
                     : new OutboxTable(database.defaultSchema(), "queuebox_outbox", false, OptionalInt.empty());
-            return database.open(dataSource, table).store();
+            return database.open(dataSource, table);
         }
 
         /** {@code jdbc:<sub-protocol>:} only: the rest of a URL may hold credentials in forms no mask knows. */

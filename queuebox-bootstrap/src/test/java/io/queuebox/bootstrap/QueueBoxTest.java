@@ -9,7 +9,12 @@ import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.queuebox.domain.DeliverySettings;
+import io.queuebox.ports.DeliveryListener;
 import io.queuebox.ports.OutboxEvent;
+import io.queuebox.ports.OutboxWriter;
+import io.queuebox.ports.WakeReason;
+import org.jdbi.v3.core.Handle;
+import org.jdbi.v3.core.Jdbi;
 import io.queuebox.postgres.PostgresOutbox;
 import io.queuebox.postgres.PostgresOutboxSettings;
 import io.queuebox.testkit.publisher.RecordingPublisher;
@@ -250,5 +255,135 @@ class QueueBoxTest {
                 .outbox(new OutboxTable("public", "queuebox_outbox", false, OptionalInt.empty()))
                 .publisher(RecordingPublisher.acking()).start())
                 .isInstanceOf(IllegalStateException.class).hasMessageContaining("outbox applies to dataSource");
+    }
+
+    /** A relay that would poll only every 10 s, and the wake-ups that reached its engine. */
+    private static final Duration LONG_POLL = Duration.ofSeconds(10);
+    private static final Duration PROMPTLY = Duration.ofSeconds(2);
+
+    private static final class Wakes implements DeliveryListener {
+        final List<WakeReason> reasons = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final java.util.concurrent.atomic.AtomicInteger claims = new java.util.concurrent.atomic.AtomicInteger();
+
+        @Override
+        public void onWake(WakeReason reason) {
+            reasons.add(reason);
+        }
+
+        @Override
+        public void onClaimed(int rows, Duration elapsed) {
+            claims.incrementAndGet();
+        }
+
+        long external() {
+            return reasons.stream().filter(WakeReason.EXTERNAL::equals).count();
+        }
+    }
+
+    /** A table of its own, so that the other tests' counts of public.queuebox_outbox stay theirs. */
+    private static final PostgresOutboxSettings AFTER_COMMIT = PostgresOutboxSettings.builder().table("after_commit_outbox").build();
+
+    private static QueueBox idleRelayPollingEvery10s(RecordingPublisher broker, Wakes wakes) {
+        PostgresOutbox.createSchema(dataSource, AFTER_COMMIT);
+        QueueBox relay = QueueBox.builder().dataSource(dataSource).publisher(broker).listener(wakes)
+                .outbox(new OutboxTable("public", "after_commit_outbox", false, OptionalInt.empty()))
+                .settings(DeliverySettings.builder().wakeInterval(LONG_POLL).build()).start();
+        await().atMost(PROMPTLY).until(() -> wakes.claims.get() >= 1); // the claim at start is behind us
+        return relay;
+    }
+
+    @Test
+    void wakeAfterCommitWakesDeliveryWhenTheJdbiTransactionCommitsAndNotWhenItRollsBack() throws Exception {
+        RecordingPublisher broker = RecordingPublisher.acking();
+        Wakes wakes = new Wakes();
+        Jdbi jdbi = Jdbi.create(dataSource);
+        OutboxWriter<Handle> outbox = PostgresOutbox.jdbiWriter(AFTER_COMMIT);
+        OutboxEvent rolledBack = OutboxEvent.of("order", "jdbi-1", "OrderPlaced", "{}".getBytes());
+        OutboxEvent committed = OutboxEvent.of("order", "jdbi-2", "OrderPlaced", "{}".getBytes());
+
+        try (QueueBox relay = idleRelayPollingEvery10s(broker, wakes)) {
+            assertThatThrownBy(() -> jdbi.useTransaction(handle -> {
+                outbox.enqueue(handle, rolledBack);
+                relay.wakeAfterCommit(handle);
+                throw new IllegalStateException("the business change failed");
+            })).hasMessage("the business change failed");
+            Thread.sleep(300);
+            assertThat(wakes.external()).as("a rolled-back transaction wakes nothing").isZero();
+
+            long start = System.nanoTime();
+            jdbi.useTransaction(handle -> {
+                outbox.enqueue(handle, committed);
+                relay.wakeAfterCommit(handle);
+                assertThat(wakes.external()).as("not before the commit").isZero();
+            });
+
+            await().atMost(PROMPTLY).untilAsserted(() -> assertThat(broker.deliveredIds()).contains(committed.eventId()));
+            assertThat(broker.deliveredIds()).doesNotContain(rolledBack.eventId());
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(LONG_POLL);
+            assertThat(wakes.external()).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void wakeAfterCommitOnAHandleInAutoCommitWakesAtOnce() {
+        RecordingPublisher broker = RecordingPublisher.acking();
+        Wakes wakes = new Wakes();
+        OutboxEvent event = OutboxEvent.of("order", "jdbi-3", "OrderPlaced", "{}".getBytes());
+
+        try (QueueBox relay = idleRelayPollingEvery10s(broker, wakes)) {
+            Jdbi.create(dataSource).useHandle(handle -> {
+                PostgresOutbox.jdbiWriter(AFTER_COMMIT).enqueue(handle, event);
+                relay.wakeAfterCommit(handle);
+            });
+
+            await().atMost(PROMPTLY).untilAsserted(() -> assertThat(broker.deliveredIds()).contains(event.eventId()));
+        }
+    }
+
+    @Test
+    void writeAndCommitCommitsTheCallersTransactionAndDeliversAtOnce() throws Exception {
+        RecordingPublisher broker = RecordingPublisher.acking();
+        Wakes wakes = new Wakes();
+        OutboxEvent placed = OutboxEvent.of("order", "jdbc-1", "OrderPlaced", "{}".getBytes());
+        OutboxEvent paid = OutboxEvent.of("order", "jdbc-1", "OrderPaid", "{}".getBytes());
+        database.execute("CREATE TABLE IF NOT EXISTS orders (id text PRIMARY KEY)");
+
+        try (QueueBox relay = idleRelayPollingEvery10s(broker, wakes);
+             Connection connection = dataSource.getConnection()) {
+            connection.setAutoCommit(false);
+            try (java.sql.Statement business = connection.createStatement()) {
+                business.execute("INSERT INTO orders (id) VALUES ('jdbc-1')");
+            }
+
+            relay.writeAndCommit(connection, List.of(placed, paid));
+
+            await().atMost(PROMPTLY).untilAsserted(() ->
+                    assertThat(broker.deliveredIds()).containsSubsequence(placed.eventId(), paid.eventId()));
+            assertThat(database.count("orders", "id = 'jdbc-1'")).as("the business change committed with them").isEqualTo(1);
+            assertThat(wakes.external()).isEqualTo(1);
+            assertThat(connection.isClosed()).isFalse();
+        }
+    }
+
+    @Test
+    void writeAndCommitRefusesAnAutoCommitConnectionAndARelayBuiltOnAStore() throws Exception {
+        RecordingPublisher broker = RecordingPublisher.acking();
+        OutboxEvent event = OutboxEvent.of("order", "jdbc-2", "OrderPlaced", "{}".getBytes());
+        PostgresOutbox.createSchema(dataSource, AFTER_COMMIT);
+        try (QueueBox relay = QueueBox.builder().dataSource(dataSource).publisher(broker)
+                .outbox(new OutboxTable("public", "after_commit_outbox", false, OptionalInt.empty())).start();
+             Connection connection = dataSource.getConnection()) {
+            assertThatThrownBy(() -> relay.writeAndCommit(connection, List.of(event)))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("setAutoCommit(false)");
+        }
+        try (QueueBox relay = QueueBox.builder().store(InMemoryOutboxStore.create()).publisher(broker).start();
+             Connection connection = dataSource.getConnection()) {
+            connection.setAutoCommit(false);
+            assertThatThrownBy(() -> relay.writeAndCommit(connection, List.of(event)))
+                    .isInstanceOf(IllegalStateException.class).hasMessageContaining("built with store(...)")
+                    .hasMessageContaining("wake()");
+            connection.rollback();
+        }
+        assertThat(database.count("public.after_commit_outbox", "aggregate_id = 'jdbc-2'")).isZero();
     }
 }

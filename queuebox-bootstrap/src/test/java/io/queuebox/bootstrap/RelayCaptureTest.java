@@ -76,7 +76,8 @@ class RelayCaptureTest {
             Migrations.migrate(pool, config);
         }
         try (Connection connection = DriverManager.getConnection(database.url()); Statement statement = connection.createStatement()) {
-            statement.execute("CREATE PUBLICATION queuebox_publication FOR TABLE public.queuebox_outbox");
+            statement.execute("CREATE PUBLICATION queuebox_publication FOR TABLE public.queuebox_outbox"
+                    + " WITH (publish = 'insert')");
         }
         HttpClient http = HttpClient.newHttpClient();
 

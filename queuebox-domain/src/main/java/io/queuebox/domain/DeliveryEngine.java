@@ -169,13 +169,14 @@ public final class DeliveryEngine implements AutoCloseable {
      * Asks the engine to claim now. Thread-safe, returns at once; wake-ups that arrive while the workers
      * are busy coalesce into one more claim. A wake-up about new rows ({@link WakeReason#CAPTURE},
      * {@link WakeReason#EXTERNAL} and the like) wakes one idle worker, whose full batch then wakes the next;
-     * {@link WakeReason#CAPTURE_RESTART} wakes every worker, since each recomputes how long it may wait.
+     * {@link WakeReason#CAPTURE_RESTART} and {@link WakeReason#NOTIFY_RESTART} wake every worker, since each
+     * recomputes how long it may wait.
      * Ignored unless the engine is running.
      */
     public void wake(WakeReason reason) {
         Objects.requireNonNull(reason, "reason");
         if (state.get() == State.RUNNING) {
-            if (reason == WakeReason.CAPTURE_RESTART) {
+            if (reason == WakeReason.CAPTURE_RESTART || reason == WakeReason.NOTIFY_RESTART) {
                 signal.wake(reason);
             } else {
                 signal.wakeOne(reason);

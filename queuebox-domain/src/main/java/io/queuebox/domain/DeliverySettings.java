@@ -17,10 +17,12 @@ import java.util.Objects;
  *   <li>{@code batchSize}: the most rows one claim takes, 1 to 100 000. Default 500.</li>
  *   <li>{@code workers}: worker threads that claim and publish in parallel, 1 to 256. Default 1.</li>
  *   <li>{@code wakeInterval}: the longest an idle worker waits before it claims again: the poll interval
- *       in polling mode, the reconciliation interval in capture mode. Default 1 s.</li>
+ *       in polling mode, the reconciliation interval when a wake source (capture, insert notifications) wakes
+ *       the engine. Default 1 s.</li>
  *   <li>{@code fallbackWakeInterval}: the longest an idle worker waits while the engine has wake sources
- *       and none of them reports UP (capture failed, restarting or faulted): the poll interval, so that a
- *       capture fault slows delivery to polling and never further. Default: {@code wakeInterval}.</li>
+ *       and none of them reports UP (capture failed, restarting or faulted; the insert listener connecting or
+ *       reconnecting): the poll interval, so that a failed source slows delivery to polling and never further.
+ *       Default: {@code wakeInterval}.</li>
  *   <li>{@code leaseLength}: how long a claim holds its rows on the store's clock; renewed every third of
  *       it while a publish is in flight. At least 3 ms. Default 5 s: a relay that dies holds its rows (and their
  *       aggregates) back at most this long.</li>

@@ -2,7 +2,7 @@ package io.queuebox.ports;
 
 /** Why the delivery engine woke up. */
 public enum WakeReason {
-    /** The poll interval (polling mode) or reconciliation interval (capture mode) elapsed. */
+    /** The poll interval (polling mode) or reconciliation interval (capture or notify mode) elapsed. */
     INTERVAL,
     /** A pending row's retry or a live lease falls due. */
     DEADLINE,
@@ -12,6 +12,13 @@ public enum WakeReason {
     CAPTURE,
     /** A capture source is (re)starting its connector; delivery checks the table meanwhile. */
     CAPTURE_RESTART,
+    /** The database notified that rows were inserted into the outbox table ({@link InsertNotifications}). */
+    NOTIFY,
+    /**
+     * The insert listener (re)connected, or lost its session: notifications sent while nobody listened are
+     * lost, so delivery checks the table.
+     */
+    NOTIFY_RESTART,
     /** Someone asked the engine to look now (an operator command, an application hint). */
     EXTERNAL,
     /** The engine is stopping. */

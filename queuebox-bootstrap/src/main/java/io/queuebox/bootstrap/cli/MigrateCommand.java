@@ -53,6 +53,10 @@ final class MigrateCommand implements Callable<Integer> {
                     config.string(Keys.OUTBOX_SCHEMA), result.migrationsExecuted,
                     result.targetSchemaVersion == null ? "unchanged" : result.targetSchemaVersion,
                     config.string(Keys.OUTBOX_SCHEMA), Migrations.HISTORY_TABLE);
+            if (Databases.of(config).notifiesInserts()) {
+                out.printf("Insert notifications: %s (outbox.wake.mode %s).%n", Migrations.notifies(config) ? "on" : "off",
+                        config.string(Keys.WAKE_MODE));
+            }
             out.flush();
             return ExitCodes.OK;
         }
@@ -65,6 +69,10 @@ final class MigrateCommand implements Callable<Integer> {
                 database.displayName(), config.string(Keys.OUTBOX_SCHEMA), config.string(Keys.OUTBOX_TABLE),
                 database.schemaLocation(), config.string(Keys.OUTBOX_SCHEMA), Migrations.HISTORY_TABLE);
         database.renderSchemaScripts(Settings.outbox(config)).forEach(out::println);
+        if (database.notifiesInserts()) {
+            out.printf("-- then migrate switches the outbox's insert notifications %s (outbox.wake.mode %s)%n",
+                    Migrations.notifies(config) ? "on" : "off", config.string(Keys.WAKE_MODE));
+        }
         out.flush();
         return ExitCodes.OK;
     }

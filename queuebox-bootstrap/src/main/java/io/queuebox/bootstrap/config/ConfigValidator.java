@@ -167,6 +167,18 @@ final class ConfigValidator {
             problems.add(new ConfigProblem(Keys.CAPTURE_USERNAME.name(), null,
                     "capture needs an account: set outbox.capture.connection.username, database.username, or user= in database.url"));
         }
+        String wake = valueOf(given, Keys.WAKE_MODE);
+        if (wake.equals("notify") && !database.notifiesInserts()) {
+            String notifying = Databases.available().stream().filter(DatabaseProvider::notifiesInserts)
+                    .map(DatabaseProvider::displayName).collect(Collectors.joining(", "));
+            problems.add(new ConfigProblem(Keys.WAKE_MODE.name(), wake, "notify needs a database that notifies"
+                    + " inserts (" + (notifying.isEmpty() ? "none in this build" : notifying) + "), and database.url is "
+                    + database.displayName() + "; allowed: poll"));
+        } else if (wake.equals("notify") && captureActive) {
+            problems.add(new ConfigProblem(Keys.WAKE_MODE.name(), wake, "capture (outbox.capture.enabled with "
+                    + logMode + ") already wakes delivery on insert; choose one: outbox.wake.mode poll, or"
+                    + " outbox.capture.enabled false"));
+        }
         String broker = valueOf(given, Keys.BROKER_TYPE);
         if (!brokerNames.isEmpty() && !brokerNames.contains(broker)) {
             String suggestion = Suggestions.closest(broker, brokerNames).map(s -> "; did you mean " + s + "?").orElse("");

@@ -50,7 +50,19 @@ public final class Keys {
             .doc("Name of the outbox table (its indexes are named after it, so it is shorter than other names)."));
     public static final ConfigKey OUTBOX_POLL_INTERVAL_MS = register(key("outbox.pollIntervalMs", Type.MILLIS)
             .defaultValue(500).range(10, 3_600_000)
-            .doc("Polling mode: the longest delivery waits before looking for new rows."));
+            .doc("The longest delivery waits before looking for new rows when nothing wakes it (outbox.wake.mode poll,"
+                    + " no capture), and while the insert listener or capture is down."));
+    public static final ConfigKey WAKE_MODE = register(key("outbox.wake.mode", Type.CHOICE)
+            .defaultValue("poll").allowed("poll", "notify")
+            .doc("What wakes delivery when capture does not: poll looks every outbox.pollIntervalMs; notify LISTENs for"
+                    + " the notification the outbox table's trigger sends at each commit of inserted rows and looks every"
+                    + " outbox.wake.reconciliationIntervalMs (PostgreSQL only: migrate enables the trigger of schema"
+                    + " version 4, which costs small writer transactions more than half their commit rate; a connection"
+                    + " of its own, which a transaction-mode pooler such as PgBouncer's cannot carry)."));
+    public static final ConfigKey WAKE_RECONCILIATION_INTERVAL_MS = register(
+            key("outbox.wake.reconciliationIntervalMs", Type.MILLIS).defaultValue(30_000).range(100, 3_600_000)
+            .doc("outbox.wake.mode notify: the longest delivery waits without a notification while the listener"
+                    + " listens; while it does not, delivery polls every outbox.pollIntervalMs."));
     public static final ConfigKey OUTBOX_BATCH_SIZE = register(key("outbox.batchSize", Type.INTEGER)
             .defaultValue(100).range(1, 10_000)
             .doc("Most rows one claim takes."));

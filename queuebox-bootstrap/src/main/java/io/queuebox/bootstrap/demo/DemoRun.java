@@ -131,7 +131,8 @@ final class DemoRun implements AutoCloseable {
                     + " total numeric(10,2) NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
             if (capture) {
                 // The publication is the user's to create; the demo plays the user here.
-                st.execute("CREATE PUBLICATION queuebox_demo FOR TABLE public.queuebox_outbox");
+                // Inserts only: the lease and mark-sent updates would be decoded only to be dropped.
+                st.execute("CREATE PUBLICATION queuebox_demo FOR TABLE public.queuebox_outbox WITH (publish = 'insert')");
             }
         }
         say("schema migrated (queuebox_outbox, queuebox_capture_state) and demo_orders created");

@@ -3,6 +3,7 @@ package io.queuebox.bootstrap.internal;
 import io.queuebox.bootstrap.config.Keys;
 import io.queuebox.bootstrap.config.QueueBoxConfig;
 import io.queuebox.bootstrap.config.Databases;
+import io.queuebox.jdbc.DatabaseProvider;
 import java.util.Map;
 import javax.sql.DataSource;
 import org.flywaydb.core.Flyway;
@@ -10,7 +11,8 @@ import org.flywaydb.core.api.output.MigrateResult;
 
 /**
  * Applies the database adapter's shipped scripts with Flyway, into QueueBox's own history table
- * {@value #HISTORY_TABLE} in the outbox schema, so it never mixes with an application's Flyway history.
+ * {@value #HISTORY_TABLE} in the outbox schema, so it never mixes with an application's Flyway history; then
+ * matches the insert notifications to {@code outbox.wake.mode}.
  */
 public final class Migrations {
 
@@ -19,7 +21,26 @@ public final class Migrations {
     private Migrations() {
     }
 
+    /**
+     * Applies the scripts, then switches the outbox's insert notifications on when {@code outbox.wake.mode} is
+     * {@code notify} and off when it is {@code poll}, on a database that has them (the scripts leave them off:
+     * they cost the writers' commits).
+     */
     public static MigrateResult migrate(DataSource dataSource, QueueBoxConfig config) {
+        MigrateResult result = applyScripts(dataSource, config);
+        DatabaseProvider provider = Databases.of(config);
+        if (provider.notifiesInserts()) {
+            provider.open(dataSource, Databases.outboxTable(config)).insertNotifications(notifies(config));
+        }
+        return result;
+    }
+
+    /** Whether {@code outbox.wake.mode} asks for insert notifications. */
+    public static boolean notifies(QueueBoxConfig config) {
+        return config.string(Keys.WAKE_MODE).equals("notify");
+    }
+
+    private static MigrateResult applyScripts(DataSource dataSource, QueueBoxConfig config) {
         String schema = config.string(Keys.OUTBOX_SCHEMA);
         return Flyway.configure(Migrations.class.getClassLoader())
                 .dataSource(dataSource)

@@ -24,6 +24,11 @@ import io.queuebox.capture.DebeziumCapture;
 import io.queuebox.capture.FileCaptureStateDirectory;
 import io.queuebox.domain.CaptureStatus;
 import io.queuebox.domain.CaptureSupervisor;
+import io.queuebox.domain.InsertNotificationWakeSource;
+import io.queuebox.jdbc.DedicatedConnectionLock;
+import io.queuebox.ports.InsertNotifications;
+import java.util.ArrayList;
+import java.util.Properties;
 import io.queuebox.ports.CaptureSourceInspector;
 import io.micrometer.core.instrument.Gauge;
 import java.time.Duration;
@@ -50,6 +55,8 @@ import org.slf4j.LoggerFactory;
 public final class Relay implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Relay.class);
+    /** The {@code application_name} of the insert listener's session. */
+    public static final String NOTIFY_APPLICATION_NAME = "queuebox-notify";
 
     private final QueueBoxConfig config;
     private final Deque<AutoCloseable> resources = new ArrayDeque<>();
@@ -100,7 +107,11 @@ public final class Relay implements AutoCloseable {
 
         CaptureSettings captureSettings = Settings.capture(config);
         CaptureSupervisor capture = captureSettings.active() ? captureSupervisor(captureSettings, registry) : null;
-        DeliverySettings settings = Settings.delivery(config, capture != null);
+        // The validation refuses notify together with capture, and on a database that cannot notify.
+        InsertNotificationWakeSource insertWakes = config.string(Keys.WAKE_MODE).equals("notify")
+                ? insertWakeSource(provider, database, registry) : null;
+        DeliverySettings settings = Settings.delivery(config, capture != null ? Settings.Wakes.CAPTURE
+                : insertWakes != null ? Settings.Wakes.NOTIFY : Settings.Wakes.POLL);
         DeliveryLog deliveryLog = new DeliveryLog(publisher::health);
         QueueBox.Builder builder = QueueBox.builder()
                 .store(database.store())
@@ -113,21 +124,83 @@ public final class Relay implements AutoCloseable {
             // The engine starts and closes it with itself.
             builder.wakeSource(capture);
         }
+        if (insertWakes != null) {
+            builder.wakeSource(insertWakes);
+        }
         queueBox = builder.start();
         Supplier<Health> captureHealth = capture != null ? capture::health : this::captureInactive;
         DataSourceHealth databaseHealth = new DataSourceHealth(pool);
         resources.push(DependencyWatch.start(deliveryLog, databaseHealth, publisher::health, Duration.ofSeconds(1)));
 
+        List<HealthComponent> components = new ArrayList<>(List.of(HealthComponent.required("delivery", queueBox::liveness),
+                HealthComponent.required("database", databaseHealth),
+                HealthComponent.required("broker", publisher::health),
+                HealthComponent.advisory("outbox-capture", captureHealth)));
+        if (insertWakes != null) {
+            components.add(HealthComponent.advisory("outbox-notify", insertWakes::health));
+            resources.push(logTransitions(insertWakes));
+        }
         http = HttpEndpoints.start(config.string(Keys.HTTP_HOST), config.integer(Keys.HTTP_PORT), queueBox::liveness,
-                List.of(HealthComponent.required("delivery", queueBox::liveness),
-                        HealthComponent.required("database", databaseHealth),
-                        HealthComponent.required("broker", publisher::health),
-                        HealthComponent.advisory("outbox-capture", captureHealth)),
-                registry::scrape);
+                components, registry::scrape);
         resources.push(http);
         LOG.info("QueueBox relay started: {} {} -> {} ({} workers, batch {}, owner {}); http on port {}",
                 provider.displayName(), config.string(Keys.OUTBOX_SCHEMA) + "." + config.string(Keys.OUTBOX_TABLE), brokerType,
                 settings.workers(), settings.batchSize(), settings.owner(), http.port());
+    }
+
+    /**
+     * The insert listener of {@code outbox.wake.mode: notify}: a connection of its own (never one of the delivery
+     * pool, which it would hold for the whole run), as the delivery account, named {@value #NOTIFY_APPLICATION_NAME}
+     * in {@code pg_stat_activity}.
+     */
+    private InsertNotificationWakeSource insertWakeSource(DatabaseProvider provider, OutboxDatabase database,
+                                                          PrometheusMeterRegistry registry) {
+        Properties properties = new Properties();
+        properties.putAll(provider.connectionProperties(config.longValue(Keys.DATABASE_SOCKET_TIMEOUT_MS),
+                NOTIFY_APPLICATION_NAME));
+        config.optional(Keys.DATABASE_USERNAME).ifPresent(user -> properties.setProperty("user", user));
+        config.optional(Keys.DATABASE_PASSWORD).ifPresent(password -> properties.setProperty("password", password));
+        InsertNotifications notifications = database.insertNotifications(
+                        DedicatedConnectionLock.ConnectionFactory.fromUrl(config.string(Keys.DATABASE_URL), properties))
+                .orElseThrow(() -> new IllegalStateException(provider.displayName() + " cannot notify inserts;"
+                        + " set outbox.wake.mode to poll"));
+        InsertNotificationWakeSource source = new InsertNotificationWakeSource(notifications);
+        FunctionCounter.builder("queuebox.notify.notifications", source, InsertNotificationWakeSource::notificationsReceived)
+                .description("Insert notifications the listener received (outbox.wake.mode notify); each wakes delivery")
+                .register(registry);
+        LOG.info("wake-ups: {}; delivery also checks the table every {} ms, and every {} ms while the listener is down",
+                notifications.description(), config.longValue(Keys.WAKE_RECONCILIATION_INTERVAL_MS),
+                config.longValue(Keys.OUTBOX_POLL_INTERVAL_MS));
+        return source;
+    }
+
+    /**
+     * Logs the insert listener going down (WARN, with the reason) and up again (INFO): the domain source does not
+     * log, and an operator should not need {@code /health/ready} to learn that delivery fell back to polling.
+     */
+    private AutoCloseable logTransitions(InsertNotificationWakeSource source) {
+        java.util.concurrent.ScheduledExecutorService watch = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                runnable -> {
+                    Thread thread = new Thread(runnable, "queuebox-notify-watch");
+                    thread.setDaemon(true);
+                    return thread;
+                });
+        // What was logged last: UP, DOWN, or nothing yet (connecting at start is not worth a warning).
+        java.util.concurrent.atomic.AtomicReference<Health.Status> logged = new java.util.concurrent.atomic.AtomicReference<>();
+        watch.scheduleWithFixedDelay(() -> {
+            try {
+                Health health = source.health();
+                if (health.isUp() && logged.getAndSet(Health.Status.UP) != Health.Status.UP) {
+                    LOG.info("insert listener up: {}", health.detail());
+                } else if (!health.isUp() && !health.detail().contains(": connecting;")
+                        && logged.getAndSet(Health.Status.DOWN) != Health.Status.DOWN) {
+                    LOG.warn("insert listener down: {}", Masking.maskUrl(health.detail()));
+                }
+            } catch (RuntimeException e) {
+                LOG.debug("insert listener watch failed", e);
+            }
+        }, 1, 1, java.util.concurrent.TimeUnit.SECONDS);
+        return watch::shutdownNow;
     }
 
     /** Fails the start with a hint when the table is missing, instead of failing every claim afterwards. */
@@ -143,7 +216,8 @@ public final class Relay implements AutoCloseable {
 
     private Health captureInactive() {
         return Health.up("capture " + (config.bool(Keys.CAPTURE_ENABLED) ? "mode polling" : "disabled")
-                + "; delivery polls every " + config.longValue(Keys.OUTBOX_POLL_INTERVAL_MS) + " ms");
+                + (config.string(Keys.WAKE_MODE).equals("notify") ? "; insert notifications wake delivery (outbox-notify)"
+                : "; delivery polls every " + config.longValue(Keys.OUTBOX_POLL_INTERVAL_MS) + " ms"));
     }
 
     /**

@@ -33,17 +33,40 @@ public final class Settings {
         return Databases.outboxTable(config);
     }
 
+    /** What wakes delivery between its intervals, and so which key is its wake interval. */
+    public enum Wakes {
+        /** Nothing: delivery polls every {@code outbox.pollIntervalMs}. */
+        POLL,
+        /** Notifications of inserts ({@code outbox.wake.mode: notify}): {@code outbox.wake.reconciliationIntervalMs}. */
+        NOTIFY,
+        /** A capture connector: {@code outbox.capture.reconciliationIntervalMs}. */
+        CAPTURE
+    }
+
     /**
      * @param captureWakes whether a capture connector wakes delivery: then the wake interval is the
      *                     reconciliation interval, otherwise the poll interval
      */
     public static DeliverySettings delivery(QueueBoxConfig config, boolean captureWakes) {
+        return delivery(config, captureWakes ? Wakes.CAPTURE : Wakes.POLL);
+    }
+
+    /**
+     * The delivery settings. The wake interval is the poll interval when nothing else wakes delivery, else the
+     * reconciliation interval of what does (capture, notifications); the fallback interval, used while that
+     * source is not up, is always the poll interval, so a failed source slows delivery to polling and no further.
+     */
+    public static DeliverySettings delivery(QueueBoxConfig config, Wakes wakes) {
         return DeliverySettings.builder()
                 .owner(config.optional(Keys.INSTANCE_NAME).orElseGet(Settings::defaultInstanceName))
                 .batchSize(config.integer(Keys.OUTBOX_BATCH_SIZE))
                 .workers(config.integer(Keys.OUTBOX_WORKERS))
-                .wakeInterval(config.millis(captureWakes ? Keys.CAPTURE_RECONCILIATION_INTERVAL_MS : Keys.OUTBOX_POLL_INTERVAL_MS))
-                // While capture is not streaming, delivery polls as it would without capture.
+                .wakeInterval(config.millis(switch (wakes) {
+                    case POLL -> Keys.OUTBOX_POLL_INTERVAL_MS;
+                    case NOTIFY -> Keys.WAKE_RECONCILIATION_INTERVAL_MS;
+                    case CAPTURE -> Keys.CAPTURE_RECONCILIATION_INTERVAL_MS;
+                }))
+                // While capture or the insert listener is down, delivery polls as it would without them.
                 .fallbackWakeInterval(config.millis(Keys.OUTBOX_POLL_INTERVAL_MS))
                 .leaseLength(config.millis(Keys.OUTBOX_LEASE_MS))
                 .ordering(config.string(Keys.OUTBOX_ORDERING).equals("none") ? Ordering.NONE : Ordering.PER_AGGREGATE)

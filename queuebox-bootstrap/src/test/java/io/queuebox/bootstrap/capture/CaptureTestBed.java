@@ -77,7 +77,7 @@ final class CaptureTestBed implements AutoCloseable {
         dataSource.setUrl("jdbc:postgresql://" + host + ":" + port + "/" + database);
         dataSource.setUser(user);
         PostgresOutbox.createSchema(dataSource, PostgresOutboxSettings.defaults());
-        execute("CREATE PUBLICATION qb_pub FOR TABLE public.queuebox_outbox");
+        execute("CREATE PUBLICATION qb_pub FOR TABLE public.queuebox_outbox WITH (publish = 'insert')");
         store = PostgresOutbox.store(dataSource, PostgresOutboxSettings.defaults());
     }
 

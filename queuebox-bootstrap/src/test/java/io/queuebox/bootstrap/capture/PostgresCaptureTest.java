@@ -286,7 +286,7 @@ class PostgresCaptureTest {
                 return fp -> new CaptureFingerprint(fp.slot() + "_new", fp.publication(), fp.schema(), fp.table(),
                         fp.host(), fp.database());
             case "publication":
-                bed.execute("CREATE PUBLICATION qb_pub_new FOR TABLE public.queuebox_outbox");
+                bed.execute("CREATE PUBLICATION qb_pub_new FOR TABLE public.queuebox_outbox WITH (publish = 'insert')");
                 return fp -> new CaptureFingerprint(fp.slot(), "qb_pub_new", fp.schema(), fp.table(), fp.host(),
                         fp.database());
             case "schema":

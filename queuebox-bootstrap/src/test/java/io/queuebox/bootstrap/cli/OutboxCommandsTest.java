@@ -53,10 +53,30 @@ class OutboxCommandsTest {
         assertThat(database.count("public.queuebox_schema_history", "version = '1' AND success")).isEqualTo(1);
         assertThat(database.count("public.queuebox_schema_history", "version = '2' AND success")).isEqualTo(1);
         assertThat(database.count("pg_trigger", "tgname = 'queuebox_outbox_aggregate_lock'")).isEqualTo(1);
+        assertThat(first.out()).contains("Insert notifications: off (outbox.wake.mode poll)");
+        assertThat(database.count("pg_trigger", "tgname = 'queuebox_outbox_notify' AND tgenabled = 'D'")).isEqualTo(1);
     }
 
     @Test
     @Order(2)
+    void migrateSwitchesTheInsertNotificationsToTheWakeMode() throws Exception {
+        Map<String, String> notify = new java.util.HashMap<>(env);
+        notify.put("QUEUEBOX_OUTBOX_WAKE_MODE", "notify");
+
+        CliRun on = CliRun.of(notify, "migrate");
+        assertThat(on.exitCode()).as(on.err()).isZero();
+        assertThat(on.out()).contains("0 migration(s) applied").contains("Insert notifications: on (outbox.wake.mode notify)");
+        assertThat(database.count("pg_trigger", "tgname = 'queuebox_outbox_notify' AND tgenabled = 'O'")).isEqualTo(1);
+        assertThat(CliRun.of(notify, "migrate", "--dry-run").out())
+                .contains("-- then migrate switches the outbox's insert notifications on (outbox.wake.mode notify)");
+
+        CliRun off = CliRun.of(env, "migrate");
+        assertThat(off.exitCode()).as(off.err()).isZero();
+        assertThat(database.count("pg_trigger", "tgname = 'queuebox_outbox_notify' AND tgenabled = 'D'")).isEqualTo(1);
+    }
+
+    @Test
+    @Order(3)
     void statsCountPendingAndParkedRows() throws Exception {
         events = database.writeEvents(5);
         try (Connection connection = DriverManager.getConnection(database.url()); Statement statement = connection.createStatement()) {
@@ -71,7 +91,7 @@ class OutboxCommandsTest {
     }
 
     @Test
-    @Order(3)
+    @Order(4)
     void parkedListsEventsWithTheirLastError() {
         CliRun run = CliRun.of(env, "outbox", "parked");
 
@@ -80,7 +100,7 @@ class OutboxCommandsTest {
     }
 
     @Test
-    @Order(4)
+    @Order(5)
     void replayDryRunChangesNothingThenReplayMakesThemPending() throws Exception {
         CliRun dryRun = CliRun.of(env, "outbox", "replay", "--aggregate", "order", "order-1", "--dry-run");
         assertThat(dryRun.exitCode()).as(dryRun.err()).isZero();
@@ -97,7 +117,7 @@ class OutboxCommandsTest {
     }
 
     @Test
-    @Order(5)
+    @Order(6)
     void replayNeedsExactlyOneSelection() {
         CliRun none = CliRun.of(env, "outbox", "replay");
         CliRun two = CliRun.of(env, "outbox", "replay", "--all-parked", "--event-id", events.get(0).eventId().toString());

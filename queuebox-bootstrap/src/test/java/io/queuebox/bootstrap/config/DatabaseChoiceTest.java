@@ -56,6 +56,26 @@ class DatabaseChoiceTest {
     }
 
     @Test
+    void notifyWakeUpsAreRefusedOnADatabaseThatCannotNotifyNamingTheKeyAndTheDatabase() {
+        assertThatThrownBy(() -> config(SQLSERVER, "outbox.wake.mode", "notify"))
+                .hasMessageContaining("outbox.wake.mode = 'notify': notify needs a database that notifies inserts"
+                        + " (PostgreSQL), and database.url is SQL Server; allowed: poll");
+        assertThat(config(SQLSERVER, "outbox.wake.mode", "poll").string(Keys.WAKE_MODE)).isEqualTo("poll");
+        assertThat(config(POSTGRES, "outbox.wake.mode", "notify").string(Keys.WAKE_MODE)).isEqualTo("notify");
+        assertThat(config(POSTGRES).string(Keys.WAKE_MODE)).as("the default").isEqualTo("poll");
+    }
+
+    @Test
+    void notifyWakeUpsAndActiveCaptureAreRefusedTogether() {
+        assertThatThrownBy(() -> config(POSTGRES, "outbox.wake.mode", "notify", "outbox.capture.enabled", "true",
+                "outbox.capture.mode", "postgres-logical", "database.username", "relay"))
+                .hasMessageContaining("outbox.wake.mode = 'notify': capture (outbox.capture.enabled with postgres-logical)"
+                        + " already wakes delivery on insert; choose one");
+        assertThat(config(POSTGRES, "outbox.wake.mode", "notify", "outbox.capture.enabled", "true")
+                .string(Keys.WAKE_MODE)).as("capture enabled in polling mode wakes nothing").isEqualTo("notify");
+    }
+
+    @Test
     void identifiersAreCheckedByTheRulesOfTheDatabase() {
         assertThat(config(SQLSERVER, "outbox.schema", "Sales", "outbox.table", "OrderOutbox").string(Keys.OUTBOX_TABLE))
                 .isEqualTo("OrderOutbox");

@@ -13,6 +13,7 @@ import io.queuebox.ports.CaptureFingerprint;
 import io.queuebox.bootstrap.config.Keys;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -50,6 +51,24 @@ class SettingsTest {
         assertThat(settings.shutdownDeadline()).isEqualTo(Duration.ofSeconds(9));
         assertThat(settings.purgeRetention()).isEqualTo(Duration.ofHours(48));
         assertThat(settings.purgeEnabled()).isTrue();
+    }
+
+    @Test
+    void theWakeIntervalIsThePollIntervalOrTheReconciliationIntervalOfWhatWakesDeliveryAndPollingIsTheFallback() {
+        QueueBoxConfig config = config("outbox.pollIntervalMs", "250", "outbox.wake.reconciliationIntervalMs", "20000",
+                "outbox.capture.reconciliationIntervalMs", "40000");
+
+        DeliverySettings poll = Settings.delivery(config, Settings.Wakes.POLL);
+        DeliverySettings notify = Settings.delivery(config, Settings.Wakes.NOTIFY);
+        DeliverySettings capture = Settings.delivery(config, Settings.Wakes.CAPTURE);
+
+        assertThat(poll.wakeInterval()).isEqualTo(Duration.ofMillis(250));
+        assertThat(notify.wakeInterval()).isEqualTo(Duration.ofSeconds(20));
+        assertThat(capture.wakeInterval()).isEqualTo(Duration.ofSeconds(40));
+        assertThat(List.of(poll, notify, capture)).allSatisfy(settings ->
+                assertThat(settings.fallbackWakeInterval()).isEqualTo(Duration.ofMillis(250)));
+        assertThat(Settings.delivery(config(), Settings.Wakes.NOTIFY).wakeInterval()).as("the default")
+                .isEqualTo(Duration.ofSeconds(30));
     }
 
     @Test

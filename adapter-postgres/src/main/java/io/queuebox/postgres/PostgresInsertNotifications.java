@@ -1,0 +1,158 @@
+package io.queuebox.postgres;
+
+import io.queuebox.jdbc.DedicatedConnectionLock.ConnectionFactory;
+import io.queuebox.ports.InsertNotifications;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import org.postgresql.PGConnection;
+import org.postgresql.PGNotification;
+
+/**
+ * LISTEN on the outbox table's channel ({@link PostgresOutboxSettings#notifyChannel()}), on a connection of its
+ * own, waiting with pgjdbc's {@link PGConnection#getNotifications(int)}. {@link #listen()} refuses a table
+ * whose trigger of schema version 4 is missing or disabled, and a quiet session checks it again: a listener that
+ * waits for notifications nobody sends would report itself healthy while delivery waits the whole
+ * reconciliation interval.
+ */
+final class PostgresInsertNotifications implements InsertNotifications {
+
+    /** After this long without a word from the server, a quiet wait checks that the session is alive. */
+    static final Duration QUIET_CHECK = Duration.ofSeconds(10);
+    private static final int CHECK_TIMEOUT_SECONDS = 5;
+
+    private final ConnectionFactory connections;
+    private final PostgresOutboxSettings settings;
+    private final String channel;
+
+    private final Duration quietCheck;
+
+    PostgresInsertNotifications(ConnectionFactory connections, PostgresOutboxSettings settings) {
+        this(connections, settings, QUIET_CHECK);
+    }
+
+    /** {@code quietCheck} shorter than {@link #QUIET_CHECK} for tests. */
+    PostgresInsertNotifications(ConnectionFactory connections, PostgresOutboxSettings settings, Duration quietCheck) {
+        this.connections = Objects.requireNonNull(connections, "connections");
+        this.settings = Objects.requireNonNull(settings, "settings");
+        this.channel = settings.notifyChannel();
+        this.quietCheck = Objects.requireNonNull(quietCheck, "quietCheck");
+    }
+
+    @Override
+    public Subscription listen() {
+        Connection connection = null;
+        try {
+            connection = connections.open();
+            connection.setAutoCommit(true);
+            requireTrigger(connection);
+            PGConnection pg = connection.unwrap(PGConnection.class);
+            try (Statement statement = connection.createStatement()) {
+                statement.execute("LISTEN " + quoted(channel));
+            }
+            return new Session(connection, pg);
+        } catch (SQLException e) {
+            closeQuietly(connection);
+            throw new IllegalStateException("LISTEN " + quoted(channel) + " failed (SQL state " + e.getSQLState()
+                    + "): " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            closeQuietly(connection);
+            throw e;
+        }
+    }
+
+    @Override
+    public String description() {
+        return "LISTEN " + quoted(channel) + " for inserts into " + settings.displayName() + " (PostgreSQL)";
+    }
+
+    /** Throws, saying what to run, unless the table's insert-notify trigger exists and is enabled. */
+    private void requireTrigger(Connection connection) throws SQLException {
+        Optional<Boolean> enabled = NotifyTrigger.enabled(connection, settings);
+        if (enabled.isEmpty()) {
+            throw new IllegalStateException("the outbox table " + settings.displayName() + " has no trigger "
+                    + NotifyTrigger.name(settings) + ", so inserts notify nobody: run 'queuebox migrate' with"
+                    + " outbox.wake.mode notify (or apply V4__queuebox_insert_notify.sql from " + SchemaScripts.LOCATION
+                    + " and enable the trigger)");
+        }
+        if (!enabled.get()) {
+            throw new IllegalStateException("the trigger " + NotifyTrigger.name(settings) + " of " + settings.displayName()
+                    + " is disabled, so inserts notify nobody: run 'queuebox migrate' with outbox.wake.mode notify, or "
+                    + NotifyTrigger.alter(settings, true));
+        }
+    }
+
+    /** A double-quoted identifier: PostgreSQL folds an unquoted one to lower case and stops at the dot. */
+    static String quoted(String identifier) {
+        return '"' + identifier.replace("\"", "\"\"") + '"';
+    }
+
+    private static void closeQuietly(Connection connection) {
+        if (connection != null) {
+            try {
+                connection.close();
+            } catch (SQLException ignored) {
+                // A broken connection can only fail to close the same way again.
+            }
+        }
+    }
+
+    private final class Session implements Subscription {
+        private final Connection connection;
+        private final PGConnection pg;
+        private long lastHeardNanos = System.nanoTime();
+        private volatile boolean closed;
+
+        Session(Connection connection, PGConnection pg) {
+            this.connection = connection;
+            this.pg = pg;
+        }
+
+        @Override
+        public int await(Duration timeout) {
+            if (closed) {
+                throw new IllegalStateException("the listening session was closed");
+            }
+            try {
+                // 0 would wait forever.
+                int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
+                PGNotification[] received = pg.getNotifications(millis);
+                int count = 0;
+                if (received != null) {
+                    for (PGNotification notification : received) {
+                        if (channel.equals(notification.getName())) {
+                            count++;
+                        }
+                    }
+                }
+                if (count > 0) {
+                    lastHeardNanos = System.nanoTime();
+                } else if (System.nanoTime() - lastHeardNanos > quietCheck.toNanos()) {
+                    // A network that drops packets leaves a dead session that only stays quiet; and a trigger
+                    // disabled since the subscription began leaves a live one that hears nothing.
+                    if (!connection.isValid(CHECK_TIMEOUT_SECONDS)) {
+                        throw new IllegalStateException("the listening session did not answer within "
+                                + CHECK_TIMEOUT_SECONDS + " s");
+                    }
+                    requireTrigger(connection);
+                    lastHeardNanos = System.nanoTime();
+                }
+                return count;
+            } catch (SQLException e) {
+                throw new IllegalStateException("the listening session was lost (SQL state " + e.getSQLState() + "): "
+                        + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public void close() {
+            if (!closed) {
+                closed = true;
+                closeQuietly(connection);
+            }
+        }
+    }
+}

@@ -1,0 +1,243 @@
+package io.queuebox.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import io.queuebox.ports.InsertNotifications;
+import io.queuebox.ports.OutboxEvent;
+import io.queuebox.testkit.services.TestServices;
+import java.nio.charset.StandardCharsets;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** LISTEN on the outbox table's channel against the real PostgreSQL, with inserts committed by other sessions. */
+class PostgresInsertNotificationsTest {
+
+    private static final String APPLICATION_NAME = "queuebox-notify-test-" + UUID.randomUUID().toString().substring(0, 8);
+
+    private static TestDatabase db;
+    private static PostgresOutboxSettings settings;
+    private InsertNotifications.Subscription subscription;
+
+    @BeforeAll
+    static void schema() {
+        db = TestDatabase.withFreshSchema("notify");
+        settings = db.settings().build();
+        PostgresOutbox.createSchema(db.dataSource, settings);
+        PostgresOutbox.insertNotifications(db.dataSource, settings, true);
+    }
+
+    @AfterAll
+    static void drop() {
+        db.close();
+    }
+
+    @AfterEach
+    void closeSubscription() {
+        if (subscription != null) {
+            subscription.close();
+        }
+    }
+
+    private static InsertNotifications notifications(PostgresOutboxSettings settings) {
+        Properties properties = new Properties();
+        properties.setProperty("ApplicationName", APPLICATION_NAME);
+        return PostgresOutbox.insertNotifications(TestServices.postgresUrl(), properties, settings);
+    }
+
+    private static OutboxEvent anEvent(String aggregate) {
+        return OutboxEvent.of("order", aggregate, "OrderPlaced", "{}".getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Notifications that arrive within {@code window}, counted over several waits. */
+    private int receivedWithin(Duration window) {
+        long end = System.nanoTime() + window.toNanos();
+        int count = 0;
+        while (System.nanoTime() < end) {
+            count += subscription.await(Duration.ofMillis(100));
+        }
+        return count;
+    }
+
+    @Test
+    void anInsertCommittedByAnotherSessionIsNotifiedAtOnce() throws SQLException {
+        subscription = notifications(settings).listen();
+
+        try (Connection writer = db.dataSource.getConnection()) {
+            writer.setAutoCommit(false);
+            PostgresOutbox.jdbcWriter(settings).enqueue(writer, anEvent("order-1"));
+            assertThat(subscription.await(Duration.ofMillis(200))).as("nothing before the commit").isZero();
+            writer.commit();
+        }
+
+        long start = System.nanoTime();
+        int received = 0;
+        while (received == 0 && System.nanoTime() - start < Duration.ofSeconds(1).toNanos()) {
+            received = subscription.await(Duration.ofMillis(100));
+        }
+        assertThat(received).as("notified within 1 s of the commit").isEqualTo(1);
+    }
+
+    @Test
+    void aRolledBackInsertNotifiesNothing() throws SQLException {
+        subscription = notifications(settings).listen();
+
+        try (Connection writer = db.dataSource.getConnection()) {
+            writer.setAutoCommit(false);
+            PostgresOutbox.jdbcWriter(settings).enqueue(writer, anEvent("order-2"));
+            writer.rollback();
+        }
+
+        assertThat(receivedWithin(Duration.ofMillis(700))).isZero();
+    }
+
+    @Test
+    void aTransactionOfManyRowsAndStatementsNotifiesOnce() throws SQLException {
+        subscription = notifications(settings).listen();
+
+        try (Connection writer = db.dataSource.getConnection()) {
+            writer.setAutoCommit(false);
+            PostgresOutbox.jdbcWriter(settings).enqueueAll(writer,
+                    List.of(anEvent("order-3"), anEvent("order-4"), anEvent("order-3")));
+            PostgresOutbox.jdbcWriter(settings).enqueue(writer, anEvent("order-5"));
+            try (Statement plain = writer.createStatement()) {
+                plain.execute("INSERT INTO " + settings.qualifiedTable() + " (event_id, aggregate_type, aggregate_id,"
+                        + " event_type, payload) SELECT gen_random_uuid(), 'order', 'order-' || g, 'OrderPlaced',"
+                        + " '\\x7b7d' FROM generate_series(10, 19) g");
+            }
+            writer.commit();
+        }
+
+        assertThat(receivedWithin(Duration.ofMillis(1000))).as("14 rows in 3 statements, one transaction")
+                .isEqualTo(1);
+    }
+
+    @Test
+    void aPlainSqlInsertInAutoCommitNotifiesToo() {
+        subscription = notifications(settings).listen();
+
+        db.insertRow(settings, "order-plain", "OrderPlaced", "{}");
+
+        assertThat(receivedWithin(Duration.ofMillis(1000))).isEqualTo(1);
+    }
+
+    @Test
+    void theLongestNamesGiveOneChannelInJavaAndInSql() {
+        PostgresOutboxSettings longest = PostgresOutboxSettings.builder()
+                .schema((db.schema + "_" + "s".repeat(63)).substring(0, 63)).table("t".repeat(48)).build();
+        assertThat(longest.notifyChannel()).hasSize(63).startsWith(longest.schema().substring(0, 30) + "_");
+        PostgresOutbox.createSchema(db.dataSource, longest);
+        PostgresOutbox.insertNotifications(db.dataSource, longest, true);
+        try {
+            subscription = notifications(longest).listen();
+
+            db.insertRow(longest, "order-long", "OrderPlaced", "{}");
+
+            assertThat(receivedWithin(Duration.ofMillis(1000))).isEqualTo(1);
+        } finally {
+            db.execute("DROP SCHEMA \"" + longest.schema() + "\" CASCADE");
+        }
+        assertThat(settings.notifyChannel()).isEqualTo(db.schema + ".queuebox_outbox");
+    }
+
+    @Test
+    void aTableWithoutTheTriggerOfVersion4IsRefusedNamingTheMigration() {
+        PostgresOutboxSettings older = db.settings().table("before_v4").build();
+        PostgresOutbox.createSchema(db.dataSource, older);
+        db.execute("DROP TRIGGER before_v4_notify ON " + older.qualifiedTable());
+
+        assertThatThrownBy(() -> notifications(older).listen())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("has no trigger before_v4_notify")
+                .hasMessageContaining("queuebox migrate")
+                .hasMessageContaining("V4__queuebox_insert_notify.sql");
+        assertThat(backendsOf(APPLICATION_NAME)).as("the refused session is closed").isZero();
+        assertThatThrownBy(() -> PostgresOutbox.insertNotifications(db.dataSource, older, true))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("has no trigger before_v4_notify");
+    }
+
+    @Test
+    void theTriggerIsCreatedDisabledAndTheListenerRefusesItUntilItIsEnabled() {
+        PostgresOutboxSettings fresh = db.settings().table("fresh_outbox").build();
+        PostgresOutbox.createSchema(db.dataSource, fresh);
+
+        assertThatThrownBy(() -> notifications(fresh).listen())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("the trigger fresh_outbox_notify of " + db.schema + ".fresh_outbox is disabled")
+                .hasMessageContaining("ALTER TABLE \"" + db.schema + "\".\"fresh_outbox\" ENABLE TRIGGER \"fresh_outbox_notify\"");
+        db.insertRow(fresh, "order-quiet", "OrderPlaced", "{}"); // a disabled trigger: nothing to listen for
+
+        assertThat(PostgresOutbox.insertNotifications(db.dataSource, fresh, true)).isTrue();
+        assertThat(PostgresOutbox.insertNotifications(db.dataSource, fresh, true)).as("already enabled").isFalse();
+        PostgresOutbox.createSchema(db.dataSource, fresh);
+        subscription = notifications(fresh).listen();
+        assertThat(subscription).as("running the scripts again leaves the trigger enabled").isNotNull();
+        db.insertRow(fresh, "order-loud", "OrderPlaced", "{}");
+        assertThat(receivedWithin(Duration.ofMillis(1000))).isEqualTo(1);
+    }
+
+    @Test
+    void aTriggerDisabledWhileListeningEndsTheSubscriptionAtTheNextQuietCheck() {
+        PostgresOutboxSettings switched = db.settings().table("switched_outbox").build();
+        PostgresOutbox.createSchema(db.dataSource, switched);
+        PostgresOutbox.insertNotifications(db.dataSource, switched, true);
+        Properties properties = new Properties();
+        properties.setProperty("ApplicationName", APPLICATION_NAME);
+        subscription = new PostgresInsertNotifications(
+                io.queuebox.jdbc.DedicatedConnectionLock.ConnectionFactory.fromUrl(TestServices.postgresUrl(), properties),
+                switched, Duration.ofMillis(300)).listen();
+        assertThat(receivedWithin(Duration.ofMillis(500))).as("a quiet check that finds all well").isZero();
+
+        assertThat(PostgresOutbox.insertNotifications(db.dataSource, switched, false)).isTrue();
+
+        assertThatThrownBy(() -> receivedWithin(Duration.ofSeconds(2)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("the trigger switched_outbox_notify of " + db.schema + ".switched_outbox is disabled");
+    }
+
+    @Test
+    void aTerminatedBackendEndsTheSubscriptionWithAnError() {
+        subscription = notifications(settings).listen();
+        assertThat(backendsOf(APPLICATION_NAME)).isEqualTo(1);
+
+        db.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = '"
+                + APPLICATION_NAME + "'");
+
+        assertThatThrownBy(() -> receivedWithin(Duration.ofSeconds(2)))
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("the listening session was lost");
+        await().atMost(Duration.ofSeconds(5)).until(() -> backendsOf(APPLICATION_NAME) == 0);
+    }
+
+    @Test
+    void theDescriptionNamesTheQuotedChannelAndTheTable() {
+        assertThat(notifications(settings).description()).isEqualTo("LISTEN \"" + db.schema
+                + ".queuebox_outbox\" for inserts into " + db.schema + ".queuebox_outbox (PostgreSQL)");
+    }
+
+    private static long backendsOf(String applicationName) {
+        try (Connection connection = db.dataSource.getConnection();
+             PreparedStatement count = connection.prepareStatement(
+                     "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?")) {
+            count.setString(1, applicationName);
+            try (ResultSet rows = count.executeQuery()) {
+                rows.next();
+                return rows.getLong(1);
+            }
+        } catch (SQLException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}
