@@ -228,6 +228,8 @@ public final class BenchCommand implements Callable<Integer> {
                     modes.add(rep(rep, latency.run("polling", Duration.ofMillis(100), rates, idleOnce, warmup, measure)));
                     if (!smoke) {
                         modes.add(rep(rep, latency.run("capture", Latency.RECONCILIATION, rates, idleOnce, warmup, measure)));
+                        modes.add(rep(rep, latency.run("notify", Latency.RECONCILIATION, rates, idleOnce, warmup, measure)));
+                        modes.add(rep(rep, latency.run("after-commit", Latency.RECONCILIATION, rates, idleOnce, warmup, measure)));
                         if (!noPeers) {
                             modes.add(rep(rep, debezium.run(peerRates, warmup, measure)));
                         }

@@ -2,6 +2,8 @@ package io.queuebox.bench;
 
 import com.rabbitmq.client.Channel;
 import io.queuebox.capture.DebeziumCapture;
+import io.queuebox.domain.InsertNotificationWakeSource;
+import io.queuebox.jdbc.DedicatedConnectionLock;
 import io.queuebox.capture.FileCaptureStateDirectory;
 import io.queuebox.domain.CaptureStatus;
 import io.queuebox.domain.CaptureSupervisor;
@@ -60,7 +62,12 @@ final class Latency {
                             Duration measure) throws Exception {
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("mode", mode);
-        result.put("system", mode.equals("capture") ? "QueueBox capture" : "QueueBox polling " + interval.toMillis() + " ms");
+        result.put("system", switch (mode) {
+            case "capture" -> "QueueBox capture";
+            case "notify" -> "QueueBox notify";
+            case "after-commit" -> "QueueBox after-commit wake";
+            default -> "QueueBox polling " + interval.toMillis() + " ms";
+        });
         result.put("wakeIntervalMs", interval.toMillis());
         db.reset();
         brokers.purgeQueue();
@@ -73,6 +80,14 @@ final class Latency {
             supervisor = supervisor(stateDir);
             sources.add(supervisor);
             result.put("capturePollMs", CAPTURE_POLL.toMillis());
+        }
+        if (mode.equals("notify")) {
+            // The V4 trigger is created disabled; notify mode switches it on for the run (queuebox migrate does
+            // the same for outbox.wake.mode: notify) and off again afterwards.
+            db.outbox.insertNotifications(true);
+            sources.add(new InsertNotificationWakeSource(db.outbox.insertNotifications(
+                    DedicatedConnectionLock.ConnectionFactory.fromUrl(db.url(db.database), new java.util.Properties()))
+                    .orElseThrow()));
         }
         Map<String, Long> consumed = new ConcurrentHashMap<>();
         Channel consumer = brokers.consume((id, headers) -> consumed.putIfAbsent(id, System.nanoTime()));
@@ -103,7 +118,8 @@ final class Latency {
             }
             List<Map<String, Object>> steady = new ArrayList<>();
             for (int rate : rates) {
-                steady.add(Steady.run((String) result.get("system"), rate, warmup, measure, this::session,
+                Runnable afterCommit = mode.equals("after-commit") ? relay::wake : () -> { };
+                steady.add(Steady.run((String) result.get("system"), rate, warmup, measure, () -> session(afterCommit),
                         Map.of("consumed", consumed), out).get("consumed"));
             }
             result.put("steady", steady);
@@ -115,6 +131,9 @@ final class Latency {
             relay.close();
             publisher.close();
             consumer.close();
+            if (mode.equals("notify")) {
+                db.outbox.insertNotifications(false);
+            }
             if (supervisor != null) {
                 supervisor.close();
                 db.dropSlot();
@@ -129,7 +148,7 @@ final class Latency {
     }
 
     /** A producer as applications write: the QueueBox writer inside the application's own transaction. */
-    private Steady.Session session() throws Exception {
+    private Steady.Session session(Runnable afterCommit) throws Exception {
         Connection connection = db.dataSource().getConnection();
         connection.setAutoCommit(false);
         return new Steady.Session() {
@@ -144,6 +163,7 @@ final class Latency {
                 writer.enqueue(connection, event);
                 connection.commit();
                 committed.at(id.toString(), System.nanoTime());
+                afterCommit.run();
             }
 
             @Override

@@ -99,6 +99,11 @@ final class Relay implements AutoCloseable {
                 .purgeEnabled(false).build();
     }
 
+    /** Wakes the engine as an application does right after its commit (see QueueBox#wake). */
+    void wake() {
+        engine.wake(io.queuebox.ports.WakeReason.EXTERNAL);
+    }
+
     Relay start() {
         engine.start();
         return this;
