@@ -21,9 +21,9 @@ final class NotifyTrigger {
         return settings.table() + "_notify";
     }
 
-    /** Whether the trigger is enabled; empty when the table has none (schema below version 4, or no table). */
+    /** Whether the trigger fires in ordinary sessions ('O'rigin or 'A'lways; a REPLICA trigger does not); empty when the table has none (schema below version 4, or no table). */
     static Optional<Boolean> enabled(Connection connection, PostgresOutboxSettings settings) throws SQLException {
-        try (PreparedStatement check = connection.prepareStatement("SELECT tgenabled <> 'D' FROM pg_catalog.pg_trigger"
+        try (PreparedStatement check = connection.prepareStatement("SELECT tgenabled IN ('O', 'A') FROM pg_catalog.pg_trigger"
                 + " WHERE tgrelid = to_regclass(?) AND tgname = ?")) {
             check.setString(1, settings.qualifiedTable());
             check.setString(2, name(settings));

@@ -189,6 +189,20 @@ class PostgresInsertNotificationsTest {
     }
 
     @Test
+    void aTriggerThatFiresOnlyForReplicationIsNotTakenForEnabled() {
+        // Found by review: ENABLE REPLICA passed as enabled, so the listener reported UP while no insert notified.
+        PostgresOutboxSettings replica = db.settings().table("replica_outbox").build();
+        PostgresOutbox.createSchema(db.dataSource, replica);
+        db.execute("ALTER TABLE \"" + db.schema + "\".\"replica_outbox\" ENABLE REPLICA TRIGGER \"replica_outbox_notify\"");
+
+        assertThatThrownBy(() -> notifications(replica).listen()).hasMessageContaining("is disabled");
+        assertThat(PostgresOutbox.insertNotifications(db.dataSource, replica, true)).as("switched to ordinary sessions").isTrue();
+        subscription = notifications(replica).listen();
+        db.insertRow(replica, "order-replica", "OrderPlaced", "{}");
+        assertThat(receivedWithin(Duration.ofMillis(1000))).isEqualTo(1);
+    }
+
+    @Test
     void aTriggerDisabledWhileListeningEndsTheSubscriptionAtTheNextQuietCheck() {
         PostgresOutboxSettings switched = db.settings().table("switched_outbox").build();
         PostgresOutbox.createSchema(db.dataSource, switched);

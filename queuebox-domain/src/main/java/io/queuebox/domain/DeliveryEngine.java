@@ -288,11 +288,17 @@ public final class DeliveryEngine implements AutoCloseable {
             long seen = signal.wakes();
             WakeReason reason = null;
             while (!signal.isShutdown()) {
+                long newsBefore = signal.news();
                 Cycle cycle = deliverOnceSurviving(reason);
                 if (signal.isShutdown()) {
                     break;
                 }
-                if (cycle == Cycle.FULL) {
+                if (cycle == Cycle.PARTIAL && signal.news() != newsBefore) {
+                    // A wake-up came while this batch was out; the idle worker that took it may have found the
+                    // new row held back by this very batch, so look again now that its outcome is written.
+                    reason = signal.newsReason();
+                    seen = signal.wakes();
+                } else if (cycle == Cycle.FULL) {
                     reason = WakeReason.FULL_BATCH;
                     seen = signal.wakes();
                     if (settings.workers() > 1) {

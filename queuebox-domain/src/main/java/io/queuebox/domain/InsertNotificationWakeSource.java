@@ -35,7 +35,11 @@ public final class InsertNotificationWakeSource implements WakeSource {
 
     /** The longest single wait on the subscription, so that {@link #close()} is noticed promptly. */
     static final Duration AWAIT_SLICE = Duration.ofMillis(500);
-    private static final Duration CLOSE_WAIT = Duration.ofSeconds(10);
+    /**
+     * How long close waits for the listener thread. Short: a listener stuck connecting to an unreachable
+     * database must not hold up the engine's stop; the thread is a daemon and ends when its connect fails.
+     */
+    private static final Duration CLOSE_WAIT = Duration.ofMillis(500);
 
     private enum State { NOT_STARTED, CONNECTING, LISTENING, RETRYING, CLOSED }
 

@@ -21,6 +21,7 @@ final class WakeSignal {
     private WakeReason lastReason = WakeReason.EXTERNAL;
     private boolean ticket;
     private WakeReason ticketReason = WakeReason.EXTERNAL;
+    private long news;
     private long scheduleVersion;
     private boolean shutdown;
 
@@ -57,9 +58,34 @@ final class WakeSignal {
             if (!shutdown) {
                 ticket = true;
                 ticketReason = reason;
+                news++;
                 // All waiters look (one of them may be pausing after an error and ignore it); one takes it.
                 changed.signalAll();
             }
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * How many {@link #wakeOne} calls there were so far. A busy worker compares it before and after its
+     * batch: news that arrived meanwhile may be about a row its own batch held back (a later event of an
+     * aggregate it was publishing), which the idle worker that took the ticket could not claim.
+     */
+    long news() {
+        lock.lock();
+        try {
+            return news;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The reason of the latest {@link #wakeOne}. */
+    WakeReason newsReason() {
+        lock.lock();
+        try {
+            return ticketReason;
         } finally {
             lock.unlock();
         }

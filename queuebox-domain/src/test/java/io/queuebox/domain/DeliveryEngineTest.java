@@ -423,6 +423,59 @@ class DeliveryEngineTest {
     }
 
     @Test
+    void aWakeUpForTheNextRowOfABusyAggregateIsNotLostToAnIdlePeer() {
+        // Found by review: the peer that took the wake-up found the row held back by the batch in flight, and
+        // the busy worker, no longer woken by every wake-up, waited the 30 s interval.
+        AggregateRef x = order("x");
+        eventsOf(x, 1);
+        publisher.gate = new CountDownLatch(1);
+        DeliveryEngine engine = started(settings().workers(2).wakeInterval(LONG_INTERVAL));
+        await().atMost(SOON).until(() -> publisher.calls.get() == 1 && store.claimCalls.get() == 2);
+        eventsOf(x, 1);
+
+        engine.wake(WakeReason.EXTERNAL);
+        await().atMost(SOON).until(() -> store.claimCalls.get() >= 3); // the idle peer: x is held back
+        publisher.gate.countDown();
+
+        await().alias("the second row of x delivered after its wake-up").atMost(SOON)
+                .until(() -> store.count(RowStatus.SENT) == 2);
+    }
+
+    @Test
+    void stopKeepsItsDeadlineWhileTheInsertListenerIsStillConnecting() {
+        // Found by review: close() waited 10 s for a listener stuck connecting to an unreachable database.
+        CountDownLatch unreachable = new CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean connecting = new java.util.concurrent.atomic.AtomicBoolean();
+        io.queuebox.ports.InsertNotifications hanging = new io.queuebox.ports.InsertNotifications() {
+            @Override
+            public Subscription listen() {
+                connecting.set(true);
+                try {
+                    unreachable.await(30, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                throw new IllegalStateException("connect timed out");
+            }
+
+            @Override
+            public String description() {
+                return "LISTEN on an unreachable database";
+            }
+        };
+        DeliveryEngine engine = started(settings(), DeliveryEngine.builder()
+                .wakeSource(new InsertNotificationWakeSource(hanging)));
+        await().atMost(SOON).untilTrue(connecting);
+        try {
+            long start = System.nanoTime();
+            engine.stop(Duration.ofSeconds(1));
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).as("stop(1 s) took").isLessThan(Duration.ofSeconds(3));
+        } finally {
+            unreachable.countDown();
+        }
+    }
+
+    @Test
     void aBacklogBringsEveryWorkerInThroughFullBatches() {
         publisher.busyNanos = TimeUnit.MILLISECONDS.toNanos(30);
         for (int i = 0; i < 200; i++) {
