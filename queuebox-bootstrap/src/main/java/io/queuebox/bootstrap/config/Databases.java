@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.ServiceLoader;
-import java.util.stream.Collectors;
 
 /**
  * The databases the jar can deliver from: every {@link DatabaseProvider} on the class path (the adapters list
@@ -59,10 +58,5 @@ public final class Databases {
             return provider.defaultSchema();
         }
         return key.defaultValue();
-    }
-
-    /** The provider's display names, for messages: {@code PostgreSQL, SQL Server}. */
-    static String names() {
-        return AVAILABLE.stream().map(DatabaseProvider::displayName).collect(Collectors.joining(", "));
     }
 }
