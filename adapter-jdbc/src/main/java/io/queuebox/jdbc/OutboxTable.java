@@ -12,12 +12,21 @@ import java.util.OptionalInt;
  * @param deleteOnSend    {@code outbox.deleteOnSend}
  * @param maxPayloadBytes {@code outbox.maxPayloadBytes} when the operator set it; empty leaves the writer's
  *                        default and makes the store park nothing for its size
+ * @param holdRowLocks    {@code outbox.holdRowLocks}: a claim holds its rows by row locks in a transaction kept
+ *                        open until their outcomes are written, instead of writing a lease on each row; a
+ *                        database that cannot (SQL Server here) writes leases whatever this says
  */
-public record OutboxTable(String schema, String table, boolean deleteOnSend, OptionalInt maxPayloadBytes) {
+public record OutboxTable(String schema, String table, boolean deleteOnSend, OptionalInt maxPayloadBytes,
+                          boolean holdRowLocks) {
 
     public OutboxTable {
         Objects.requireNonNull(schema, "schema");
         Objects.requireNonNull(table, "table");
         Objects.requireNonNull(maxPayloadBytes, "maxPayloadBytes");
+    }
+
+    /** A table whose claims write a lease on each claimed row. */
+    public OutboxTable(String schema, String table, boolean deleteOnSend, OptionalInt maxPayloadBytes) {
+        this(schema, table, deleteOnSend, maxPayloadBytes, false);
     }
 }

@@ -29,8 +29,37 @@ final class OutboxSql {
      */
     private static final String READY_AT = "greatest(%.next_attempt_at, %.lease_until)";
 
+    private static final String NEXT_XID = "(SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint)";
+    private static final String FULL_XMAX = "((" + NEXT_XID + " >> 32 << 32) | %.xmax::text::bigint)";
+    private static final String FULL_XMAX_IN_EPOCH = "(CASE WHEN " + FULL_XMAX + " > " + NEXT_XID + " + 2147483648 THEN "
+            + FULL_XMAX + " - 4294967296 ELSE " + FULL_XMAX + " END)";
+
+    /**
+     * Whether a row is held by the row lock (or update) of a transaction still in progress. A held claim writes
+     * nothing on its rows, so this is how the table shows them: the row's {@code xmax} names a transaction that
+     * is still running (a finished one's stays in {@code xmax}, committed or aborted). Running, by the current
+     * snapshot: listed in it, or at or after its xmax (every transaction before that xmax has finished or is
+     * listed). Rows carry 32-bit ids, snapshots 64-bit ones: the epoch is the snapshot's, one less for an id more
+     * than 2^31 ahead of it, which can only be from before the last wrap. An {@code xmax} that is a multixact (two
+     * share-lockers) is no transaction id at all; it counts as held only in the unlikely case that it falls within
+     * a million ids after the snapshot's xmax. Taking a row for not held is always safe: the row lock itself,
+     * taken with SKIP LOCKED, decides; this only keeps claims from choosing rows they cannot lock.
+     */
+    private static final String HELD = "COALESCE(%.xmax <> '0' AND (" + FULL_XMAX_IN_EPOCH + " BETWEEN " + NEXT_XID
+            + " AND " + NEXT_XID + " + 1000000 OR " + FULL_XMAX_IN_EPOCH
+            + " IN (SELECT x::text::bigint FROM pg_snapshot_xip(pg_current_snapshot()) x)), false)";
+
     final String claimOrdered;
     final String claimUnordered;
+    final String chooseOrdered;
+    final String lockChosen;
+    final String lockUnordered;
+    final String lockedRows;
+    final String holdFor;
+    final String markSentHeld;
+    final String deleteSentHeld;
+    final String rescheduleHeld;
+    final String parkHeld;
     final String markSent;
     final String deleteSent;
     final String reschedule;
@@ -45,8 +74,29 @@ final class OutboxSql {
 
     OutboxSql(PostgresOutboxSettings settings) {
         String t = settings.qualifiedTable();
-        claimOrdered = claim(t, true);
-        claimUnordered = claim(t, false);
+        claimOrdered = claim(t, true, false);
+        claimUnordered = claim(t, false, false);
+        chooseOrdered = claim(t, true, true);
+        lockUnordered = claim(t, false, true);
+        lockChosen = "SELECT o.event_id, o.attempts FROM " + t + " o WHERE o.event_id = ANY(:ids) AND o.status = 'pending'"
+                + " AND " + READY_AT.replace("%", "o") + " <= now() FOR UPDATE OF o SKIP LOCKED";
+        // A statement of its own, so it reads the rows as they are now that they are locked, not as the locking
+        // statement's snapshot saw them.
+        lockedRows = "SELECT " + EVENT_COLUMNS + " FROM " + t + " WHERE event_id = ANY(:ids) ORDER BY seq";
+        holdFor = "SELECT set_config('idle_in_transaction_session_timeout', :millis, true)";
+        // The rows are locked by the held claim's own transaction: nobody else can have changed them.
+        String mine = " AND status = 'pending'";
+        markSentHeld = "UPDATE " + t + " SET status = 'sent', sent_at = now() WHERE event_id = ANY(:ids)" + mine;
+        deleteSentHeld = "DELETE FROM " + t + " WHERE event_id = ANY(:ids)" + mine;
+        rescheduleHeld = "UPDATE " + t + " AS o SET attempts = o.attempts + 1, last_error = r.reason,"
+                + " next_attempt_at = now() + r.delay_micros" + MICROS
+                + " FROM unnest(:ids::uuid[], :delays::bigint[], :reasons::text[]) AS r(event_id, delay_micros, reason)"
+                + " WHERE o.event_id = r.event_id AND o.status = 'pending'";
+        // Also for rows a claim chose but has not locked (parked at claim): another claimer's lock skips them.
+        parkHeld = "UPDATE " + t + " AS o SET status = 'parked', attempts = o.attempts + 1, last_error = r.reason"
+                + " FROM unnest(:ids::uuid[], :reasons::text[]) AS r(event_id, reason)"
+                + " WHERE o.event_id = r.event_id AND o.status = 'pending' AND o.event_id IN (SELECT s.event_id FROM "
+                + t + " s WHERE s.event_id = ANY(:ids) AND s.status = 'pending' FOR UPDATE SKIP LOCKED)";
         markSent = "UPDATE " + t + " SET status = 'sent', sent_at = now(), lease_token = NULL, lease_until = NULL"
                 + " WHERE lease_token = :token AND status = 'pending' AND event_id = ANY(:ids)";
         deleteSent = "DELETE FROM " + t + " WHERE lease_token = :token AND status = 'pending' AND event_id = ANY(:ids)";
@@ -63,15 +113,16 @@ final class OutboxSql {
         renew = "UPDATE " + t + " SET lease_until = now() + :leaseMicros" + MICROS
                 + " WHERE lease_token = :token AND status = 'pending'";
         timeUntilNextDue = "SELECT (extract(epoch FROM min(" + READY_AT.replace("%", "o") + ") - now()) * 1000000)::bigint"
-                + " AS micros FROM " + t + " o WHERE o.status = 'pending'";
+                + " AS micros FROM " + t + " o WHERE o.status = 'pending' AND NOT " + HELD.replace("%", "o");
         purgeSent = "DELETE FROM " + t + " WHERE event_id IN (SELECT event_id FROM " + t
                 + " WHERE status = 'sent' AND sent_at < now() - :retentionMicros" + MICROS
                 + " ORDER BY sent_at LIMIT :maxRows FOR UPDATE SKIP LOCKED)";
         stats = "SELECT count(*) FILTER (WHERE status = 'pending') AS pending,"
-                + " count(*) FILTER (WHERE status = 'pending' AND lease_until > now()) AS leased,"
+                + " count(*) FILTER (WHERE status = 'pending' AND (lease_until > now() OR " + HELD.replace("%", "o")
+                + ")) AS leased,"
                 + " count(*) FILTER (WHERE status = 'parked') AS parked,"
                 + " (extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'pending')) * 1000000)::bigint"
-                + " AS oldest_micros FROM " + t + " WHERE status <> 'sent'";
+                + " AS oldest_micros FROM " + t + " o WHERE status <> 'sent'";
         parkedSelect = "SELECT " + EVENT_COLUMNS + " FROM " + t + " WHERE status = 'parked' AND <selector>"
                 + " ORDER BY seq LIMIT :limit";
         replay = "UPDATE " + t + " SET status = 'pending', next_attempt_at = now(), attempts = 0,"
@@ -100,34 +151,52 @@ final class OutboxSql {
      * before it: the in-batch rule, and the guard that a later row is never claimed while a concurrent
      * claimer holds its earlier sibling.
      */
-    private static String claim(String t, boolean ordered) {
+    private static String claim(String t, boolean ordered, boolean held) {
         // The lease runs from when the rows are written, not from the statement's start: a slow claim does
-        // not hand out leases that are already partly spent.
-        String claimed = " claimed AS (UPDATE " + t + " AS u SET lease_owner = :owner, lease_token = :token,"
+        // not hand out leases that are already partly spent. A held claim writes nothing: its row locks,
+        // kept by its open transaction, are the claim; rows an earlier round of the same transaction locked
+        // (:taken) are not taken again, since a transaction's own locks do not make it skip a row.
+        String claimed = held
+                ? " SELECT " + EVENT_COLUMNS + " FROM " + t + " WHERE event_id IN (SELECT c.event_id FROM claimable c)"
+                + " ORDER BY seq"
+                : " claimed AS (UPDATE " + t + " AS u SET lease_owner = :owner, lease_token = :token,"
                 + " lease_until = clock_timestamp() + :leaseMicros" + MICROS
                 + " FROM claimable WHERE u.event_id = claimable.event_id RETURNING u.*)"
                 + " SELECT " + EVENT_COLUMNS + " FROM claimed ORDER BY seq";
+        String notTaken = held ? " AND NOT (o.event_id = ANY(:taken))" : "";
+        if (!ordered && held) {
+            return "SELECT o.event_id FROM " + t + " o WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o")
+                    + " <= now()" + notTaken + " ORDER BY o.seq LIMIT :maxRows FOR UPDATE OF o SKIP LOCKED";
+        }
         if (!ordered) {
             return "WITH candidates AS MATERIALIZED (SELECT o.event_id FROM " + t + " o"
-                    + " WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()"
+                    + " WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()" + notTaken
                     + " ORDER BY o.seq LIMIT :maxRows FOR UPDATE OF o SKIP LOCKED),"
                     + " claimable AS (SELECT c.event_id FROM candidates c)," + claimed;
         }
+        // Held, the choice locks nothing: the rows it would lock and then leave out (held back by a sibling
+        // another claimer holds) would stay locked for the whole claim. It leaves out the rows that running
+        // transactions hold instead, and lockChosen locks what it chose.
+        String lockOrSkipHeld = held ? "" : " FOR UPDATE OF o SKIP LOCKED";
+        String notHeld = held ? " AND NOT " + HELD.replace("%", "o") : "";
+        // A row a running transaction holds is in flight, like a leased one: it holds back its later siblings.
+        String heldToo = held ? " OR " + HELD : "";
         String holds = "(%.status = 'pending' OR :parkedHolds)";
         String windowEnd = "window_end AS MATERIALIZED (SELECT max(w.seq) AS seq, count(*) AS pending FROM"
                 + " (SELECT p.seq FROM " + t + " p WHERE p.status = 'pending' AND " + READY_AT.replace("%", "p")
                 + " <= now() ORDER BY p.seq LIMIT :window) w)";
         String near = "near AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id FROM " + t + " o"
                 + " WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()"
-                + " AND o.seq <= (SELECT seq FROM window_end)"
+                + " AND o.seq <= (SELECT seq FROM window_end)" + notHeld
                 + " AND NOT EXISTS (SELECT 1 FROM " + t + " e"
                 + " WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.seq < o.seq"
-                + " AND ((e.status = 'pending' AND " + READY_AT.replace("%", "e") + " > now())"
-                + " OR (e.status = 'parked' AND :parkedHolds)))"
-                + " ORDER BY o.seq LIMIT :maxRows FOR UPDATE OF o SKIP LOCKED)";
+                + " AND ((e.status = 'pending' AND (" + READY_AT.replace("%", "e") + " > now()" + heldToo.replace("%", "e")
+                + ")) OR (e.status = 'parked' AND :parkedHolds)))"
+                + " ORDER BY o.seq LIMIT :maxRows" + lockOrSkipHeld + ")";
         String needFar = "need_far AS MATERIALIZED (SELECT (SELECT count(*) FROM near) < :maxRows"
                 + " AND (SELECT pending FROM window_end) >= :window AS yes)";
-        String head = "SELECT h.aggregate_type, h.aggregate_id, h.seq, h.status, " + READY_AT.replace("%", "h")
+        String head = "SELECT h.aggregate_type, h.aggregate_id, h.seq, h.status, "
+                + (held ? HELD.replace("%", "h") : "false") + " AS held, " + READY_AT.replace("%", "h")
                 + " AS ready_at FROM " + t + " h WHERE h.status <> 'sent' AND " + holds.replace("%", "h");
         String heads = "heads AS (SELECT * FROM (" + head + " AND (SELECT yes FROM need_far)"
                 + " ORDER BY h.aggregate_type, h.aggregate_id, h.seq LIMIT 1) first_head"
@@ -136,20 +205,20 @@ final class OutboxSql {
                 + " ORDER BY h.aggregate_type, h.aggregate_id, h.seq LIMIT 1) n)";
         String farHeads = "far_heads AS MATERIALIZED (SELECT h.aggregate_type, h.aggregate_id, h.seq FROM heads h"
                 + " WHERE h.seq > (SELECT seq FROM window_end) AND h.status = 'pending' AND h.ready_at <= now()"
-                + " ORDER BY h.seq LIMIT :maxRows)";
+                + " AND NOT h.held ORDER BY h.seq LIMIT :maxRows)";
         String farRows = "far_rows AS (SELECT r.event_id, r.status, bool_or(NOT r.passable) OVER"
                 + " (PARTITION BY r.aggregate_type, r.aggregate_id ORDER BY r.seq) AS cut FROM far_heads f"
                 + " CROSS JOIN LATERAL (SELECT e.event_id, e.seq, e.aggregate_type, e.aggregate_id, e.status,"
-                + " (e.status = 'pending' AND " + READY_AT.replace("%", "e") + " <= now())"
-                + " OR (e.status = 'parked' AND NOT :parkedHolds) AS passable FROM " + t + " e"
+                + " (e.status = 'pending' AND " + READY_AT.replace("%", "e") + " <= now()" + (held ? " AND NOT " + HELD.replace("%", "e") : "")
+                + ") OR (e.status = 'parked' AND NOT :parkedHolds) AS passable FROM " + t + " e"
                 + " WHERE e.aggregate_type = f.aggregate_type AND e.aggregate_id = f.aggregate_id"
                 + " AND e.status <> 'sent' AND e.seq >= f.seq ORDER BY e.seq"
                 + " LIMIT (SELECT greatest(1, :maxRows / greatest(1, count(*))) FROM far_heads)) r)";
         String far = "far AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id FROM " + t + " o"
                 + " WHERE o.event_id = ANY (ARRAY(SELECT f.event_id FROM far_rows f"
                 + " WHERE NOT f.cut AND f.status = 'pending'))"
-                + " AND o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()"
-                + " ORDER BY o.seq LIMIT :maxRows FOR UPDATE OF o SKIP LOCKED)";
+                + " AND o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()" + notHeld
+                + " ORDER BY o.seq LIMIT :maxRows" + lockOrSkipHeld + ")";
         String candidates = "candidates AS MATERIALIZED (SELECT * FROM (SELECT * FROM near UNION ALL SELECT * FROM far) c"
                 + " ORDER BY c.seq LIMIT :maxRows)";
         String gaps = "gaps AS MATERIALIZED (SELECT a.aggregate_type, a.aggregate_id, (SELECT min(e.seq) FROM " + t + " e"
@@ -159,11 +228,11 @@ final class OutboxSql {
                 + " AND e.event_id NOT IN (SELECT x.event_id FROM candidates x)) AS first_gap"
                 + " FROM (SELECT aggregate_type, aggregate_id, max(seq) AS last_seq FROM candidates"
                 + " GROUP BY aggregate_type, aggregate_id) a)";
-        String claimable = "claimable AS (SELECT c.event_id FROM candidates c JOIN gaps g"
+        String claimable = "claimable AS (SELECT c.* FROM candidates c JOIN gaps g"
                 + " ON g.aggregate_type = c.aggregate_type AND g.aggregate_id = c.aggregate_id"
                 + " WHERE g.first_gap IS NULL OR c.seq < g.first_gap)";
         return "WITH RECURSIVE " + String.join(", ", windowEnd, near, needFar, heads, farHeads, farRows, far,
-                candidates, gaps, claimable) + "," + claimed;
+                candidates, gaps, claimable) + (held ? "" : ",") + claimed;
     }
 
     /** How many pending rows the near part of an ordered claim looks at: a few batches' worth. */

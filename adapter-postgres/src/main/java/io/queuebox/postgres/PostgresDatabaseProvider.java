@@ -182,7 +182,8 @@ public final class PostgresDatabaseProvider implements DatabaseProvider {
         PostgresOutboxSettings.Builder builder = PostgresOutboxSettings.builder()
                 .schema(table.schema())
                 .table(table.table())
-                .deleteOnSend(table.deleteOnSend());
+                .deleteOnSend(table.deleteOnSend())
+                .holdRowLocks(table.holdRowLocks());
         table.maxPayloadBytes().ifPresent(builder::maxPayloadBytes);
         return builder.build();
     }

@@ -36,6 +36,7 @@ public final class PostgresOutboxSettings {
     private final int maxPayloadBytes;
     private final boolean maxPayloadBytesSet;
     private final boolean deleteOnSend;
+    private final boolean holdRowLocks;
 
     private PostgresOutboxSettings(Builder builder) {
         this.schema = builder.schema;
@@ -43,6 +44,7 @@ public final class PostgresOutboxSettings {
         this.maxPayloadBytes = builder.maxPayloadBytes;
         this.maxPayloadBytesSet = builder.maxPayloadBytesSet;
         this.deleteOnSend = builder.deleteOnSend;
+        this.holdRowLocks = builder.holdRowLocks;
     }
 
     /** The defaults: {@code public.queuebox_outbox}, 1 MiB payloads, sent rows kept until purged. */
@@ -78,6 +80,14 @@ public final class PostgresOutboxSettings {
 
     public boolean deleteOnSend() {
         return deleteOnSend;
+    }
+
+    /**
+     * Whether a claim holds its rows by their row locks, in a transaction kept open until every row of the
+     * claim has its outcome, rather than by a lease written on every row. See {@link Builder#holdRowLocks}.
+     */
+    public boolean holdRowLocks() {
+        return holdRowLocks;
     }
 
     /** {@code "schema"."table"}, ready for SQL. */
@@ -121,7 +131,8 @@ public final class PostgresOutboxSettings {
     @Override
     public String toString() {
         return "PostgresOutboxSettings[" + displayName() + ", maxPayloadBytes=" + maxPayloadBytes
-                + (maxPayloadBytesSet ? "" : " (default, not checked at claim)") + ", deleteOnSend=" + deleteOnSend + "]";
+                + (maxPayloadBytesSet ? "" : " (default, not checked at claim)") + ", deleteOnSend=" + deleteOnSend
+                + ", holdRowLocks=" + holdRowLocks + "]";
     }
 
     /** Validates every value as it is set, naming the configuration key in the message. */
@@ -131,6 +142,7 @@ public final class PostgresOutboxSettings {
         private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
         private boolean maxPayloadBytesSet;
         private boolean deleteOnSend;
+        private boolean holdRowLocks;
 
         private Builder() {
         }
@@ -163,6 +175,19 @@ public final class PostgresOutboxSettings {
          */
         public Builder deleteOnSend(boolean value) {
             this.deleteOnSend = value;
+            return this;
+        }
+
+        /**
+         * {@code outbox.holdRowLocks}; default false (see docs/concepts/delivery.md for what is still open). True: a claim locks its rows ({@code FOR UPDATE SKIP LOCKED})
+         * in a transaction that stays open, on a connection of its own, until every claimed row has its outcome;
+         * the only row write is the outcome, a relay that dies frees its rows the moment its connection closes,
+         * and the lease length becomes the transaction's {@code idle_in_transaction_session_timeout}, so a relay
+         * that stops answering loses them after it. False: each claimed row gets a lease written on it (a row
+         * version per claim), for a connection pooler that cannot keep a transaction open between statements.
+         */
+        public Builder holdRowLocks(boolean value) {
+            this.holdRowLocks = value;
             return this;
         }
 

@@ -23,6 +23,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,6 +32,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
@@ -38,12 +40,18 @@ import org.jdbi.v3.core.statement.SqlStatement;
 import org.jdbi.v3.core.statement.TemplateEngine;
 import org.jdbi.v3.core.statement.Update;
 
-/** Each method is one statement in its own short transaction (autocommit), so no lock outlives a call. */
+/**
+ * With {@link PostgresOutboxSettings#holdRowLocks()} (the default), a claim is a transaction that keeps its rows'
+ * locks, on a connection of its own, until each row has its outcome ({@link HeldClaim}); every other method is
+ * one statement in its own short transaction. Without it, every method is one short transaction and a claim
+ * writes a lease on each row, so no lock outlives a call.
+ */
 final class PostgresOutboxStore implements OutboxStore {
 
     private final Jdbi jdbi;
     private final PostgresOutboxSettings settings;
     private final OutboxSql sql;
+    private final Map<LeaseToken, HeldClaim> held = new ConcurrentHashMap<>();
 
     PostgresOutboxStore(Jdbi jdbi, PostgresOutboxSettings settings) {
         this.jdbi = Objects.requireNonNull(jdbi, "jdbi");
@@ -70,6 +78,9 @@ final class PostgresOutboxStore implements OutboxStore {
      */
     @Override
     public ClaimBatch claim(ClaimRequest request) {
+        if (settings.holdRowLocks()) {
+            return claimHeld(request);
+        }
         LeaseToken token = LeaseToken.random();
         long started = System.nanoTime();
         long roundsUntil = started + request.leaseLength().toNanos() / 4;
@@ -95,8 +106,183 @@ final class PostgresOutboxStore implements OutboxStore {
         return new ClaimBatch(token, deliveries);
     }
 
+    /**
+     * A claim that holds its rows by their locks: the same selection and rounds as a leased claim, in a
+     * transaction left open for the outcomes. The lease length becomes the transaction's idle timeout, so a
+     * relay that stops answering loses its rows after it; one that dies loses them when its connection closes.
+     */
+    private ClaimBatch claimHeld(ClaimRequest request) {
+        held.values().removeIf(claim -> {
+            if (claim.abandoned()) {
+                claim.abort();
+                return true;
+            }
+            return claim.ended();
+        });
+        LeaseToken token = LeaseToken.random();
+        Handle handle = jdbi.open();
+        try {
+            handle.begin();
+            holdFor(handle, request.leaseLength());
+            List<ClaimedDelivery> claimed = new ArrayList<>();
+            List<UUID> taken = new ArrayList<>();
+            int rounds = 0;
+            boolean again;
+            do {
+                Round round = lockRound(handle, request, token, request.maxRows() - claimed.size(), taken);
+                if (round == null) {
+                    // Rows this transaction had locked were parked in one of their own: start over without them.
+                    handle.rollback();
+                    handle.begin();
+                    holdFor(handle, request.leaseLength());
+                    claimed.clear();
+                    taken.clear();
+                    again = true;
+                } else {
+                    claimed.addAll(round.deliveries());
+                    again = round.again();
+                }
+                rounds++;
+            } while (again && claimed.size() < request.maxRows() && rounds < MAX_CLAIM_ROUNDS);
+            if (claimed.isEmpty()) {
+                handle.commit(); // rows parked at claim, or nothing at all
+                handle.close();
+                return ClaimBatch.empty(token);
+            }
+            claimed.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
+            held.put(token, new HeldClaim(handle, claimed.stream().map(ClaimedDelivery::eventId).toList(),
+                    request.leaseLength()));
+            return new ClaimBatch(token, claimed);
+        } catch (RuntimeException | Error e) {
+            try {
+                handle.rollback();
+            } catch (RuntimeException ignored) {
+                // the failure may have taken the connection with it
+            }
+            handle.close();
+            throw e;
+        }
+    }
+
+    /** Starts (or restarts) the countdown after which PostgreSQL ends the held claim's idle transaction. */
+    private static void holdFor(Handle handle, Duration leaseLength) {
+        long millis = Math.max(1, Math.min(Integer.MAX_VALUE, leaseLength.toMillis()));
+        plain(handle.createQuery("SELECT set_config('idle_in_transaction_session_timeout', :millis, true)"))
+                .bind("millis", Long.toString(millis)).mapTo(String.class).one();
+    }
+
+    /**
+     * One round of a held claim. Unordered, it locks the first claimable rows (skipping those {@code taken} by
+     * earlier rounds, which this transaction's own locks would not skip) and reads them in a statement of their
+     * own, so they are read as they are now that they are locked. Ordered, it chooses the claimable rows
+     * without locking any (leaving out rows running transactions hold, and the later rows of their
+     * aggregates), then locks and reads the chosen ones; a chosen row another claimer took in between cuts its
+     * aggregate there, so a later row is never kept without its earlier siblings.
+     */
+    private Round lockRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken) {
+        boolean ordered = request.ordering() == Ordering.PER_AGGREGATE;
+        List<Claimed> claimed;
+        if (ordered) {
+            List<Claimed> chosen = plain(handle.createQuery(sql.chooseOrdered))
+                    .bind("maxRows", maxRows)
+                    .bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
+                    .bind("window", OutboxSql.claimWindow(maxRows))
+                    .map((rs, ctx) -> claimed(rs, token))
+                    .list();
+            if (chosen.isEmpty()) {
+                return new Round(List.of(), false);
+            }
+            List<Claimed> undeliverable = chosen.stream().filter(c -> c.undeliverable() != null).toList();
+            if (!undeliverable.isEmpty()) {
+                // Parked before anything is locked, in a transaction of their own, so the parking shows at once and
+                // not when this batch's outcomes do; under HOLD_AGGREGATE the rows behind them are not taken.
+                jdbi.useHandle(own -> parkHeld(own, undeliverable));
+                chosen = withoutRowsHeldBehind(chosen, request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE);
+            }
+            Map<UUID, Integer> locked = new HashMap<>();
+            if (!chosen.isEmpty()) {
+                plain(handle.createQuery(sql.lockChosen))
+                        .bindArray("ids", UUID.class, chosen.stream().map(Claimed::eventId).toList())
+                        .map((rs, ctx) -> Map.entry(rs.getObject("event_id", UUID.class), rs.getInt("attempts")))
+                        .forEach(entry -> locked.put(entry.getKey(), entry.getValue()));
+            }
+            taken.addAll(locked.keySet());
+            // Another claimer locked some of the chosen rows first: choose again, around the rows it now holds.
+            boolean parked = !undeliverable.isEmpty();
+            return new Round(keptInOrder(chosen, locked), parked, parked || locked.size() < chosen.size());
+        } else {
+            List<UUID> locked = plain(handle.createQuery(sql.lockUnordered))
+                    .bind("maxRows", maxRows)
+                    .bindArray("taken", UUID.class, taken)
+                    .mapTo(UUID.class).list();
+            if (locked.isEmpty()) {
+                return new Round(List.of(), false);
+            }
+            taken.addAll(locked);
+            claimed = plain(handle.createQuery(sql.lockedRows)).bindArray("ids", UUID.class, locked)
+                    .map((rs, ctx) -> claimed(rs, token)).list();
+            List<Claimed> undeliverable = claimed.stream().filter(c -> c.undeliverable() != null).toList();
+            if (undeliverable.isEmpty()) {
+                return new Round(claimed.stream().map(Claimed::delivery).toList(), false);
+            }
+            // Parked in this transaction, they would show as parked only when the batch ends; this transaction's
+            // locks keep every other one from parking them. The caller rolls back, they are parked, and it
+            // claims again.
+            handle.rollback();
+            handle.begin();
+            jdbi.useHandle(own -> parkHeld(own, undeliverable));
+            return null;
+        }
+    }
+
+    /** The deliverable chosen rows, without those behind an undeliverable one of their aggregate when it holds. */
+    private static List<Claimed> withoutRowsHeldBehind(List<Claimed> chosen, boolean hold) {
+        Set<AggregateRef> held = new HashSet<>();
+        List<Claimed> rest = new ArrayList<>();
+        for (Claimed row : chosen) {
+            if (row.undeliverable() != null) {
+                held.add(row.aggregate());
+            } else if (!hold || !held.contains(row.aggregate())) {
+                rest.add(row);
+            }
+        }
+        return rest;
+    }
+
+    private void parkHeld(Handle handle, List<Claimed> undeliverable) {
+        plain(handle.createUpdate(sql.parkHeld))
+                .bindArray("ids", UUID.class, undeliverable.stream().map(Claimed::eventId).toList())
+                .bindArray("reasons", String.class, undeliverable.stream().map(c -> storable(c.undeliverable())).toList())
+                .execute();
+    }
+
+    /**
+     * The chosen rows that keep per-aggregate order once locked: in each aggregate, those before the first
+     * chosen row that could not be locked (another claimer took it, or it was sent or rescheduled, after the
+     * choice), each with its attempts as the lock found them. The rows after it stay locked until the claim
+     * ends but are not delivered: their earlier sibling is elsewhere.
+     */
+    private static List<ClaimedDelivery> keptInOrder(List<Claimed> chosen, Map<UUID, Integer> lockedAttempts) {
+        Set<AggregateRef> cut = new HashSet<>();
+        List<ClaimedDelivery> kept = new ArrayList<>();
+        for (Claimed row : chosen) {
+            Integer attempts = lockedAttempts.get(row.eventId());
+            if (attempts == null) {
+                cut.add(row.aggregate());
+            } else if (!cut.contains(row.aggregate())) {
+                ClaimedDelivery delivery = row.delivery();
+                kept.add(attempts == delivery.attempts() ? delivery : new ClaimedDelivery(delivery.sequence(),
+                        delivery.event(), attempts, delivery.lease(), delivery.createdAt()));
+            }
+        }
+        return kept;
+    }
+
     /** What one claim statement gave: its deliveries, and whether it parked rows at claim. */
-    private record Round(List<ClaimedDelivery> deliveries, boolean parked) {
+    private record Round(List<ClaimedDelivery> deliveries, boolean parked, boolean again) {
+        Round(List<ClaimedDelivery> deliveries, boolean parked) {
+            this(deliveries, parked, parked);
+        }
     }
 
     private Round claimRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows) {
@@ -229,6 +415,11 @@ final class PostgresOutboxStore implements OutboxStore {
         if (eventIds.isEmpty()) {
             return 0;
         }
+        if (settings.holdRowLocks()) {
+            return resolveHeld(lease, eventIds, (handle, mine) -> plain(handle.createUpdate(
+                    settings.deleteOnSend() ? sql.deleteSentHeld : sql.markSentHeld))
+                    .bindArray("ids", UUID.class, mine).execute());
+        }
         return update(settings.deleteOnSend() ? sql.deleteSent : sql.markSent, statement -> statement
                 .bind("token", lease.value())
                 .bindArray("ids", UUID.class, eventIds));
@@ -239,6 +430,18 @@ final class PostgresOutboxStore implements OutboxStore {
         Objects.requireNonNull(lease, "lease");
         if (retries.isEmpty()) {
             return 0;
+        }
+        if (settings.holdRowLocks()) {
+            Map<UUID, Reschedule> byId = new LinkedHashMap<>();
+            retries.forEach(retry -> byId.putIfAbsent(retry.eventId(), retry));
+            return resolveHeld(lease, byId.keySet(), (handle, mine) -> {
+                List<Reschedule> chosen = mine.stream().map(byId::get).toList();
+                return plain(handle.createUpdate(sql.rescheduleHeld))
+                        .bindArray("ids", UUID.class, chosen.stream().map(Reschedule::eventId).toList())
+                        .bindArray("delays", Long.class, chosen.stream().map(r -> micros(r.delay())).toList())
+                        .bindArray("reasons", String.class, chosen.stream().map(r -> storable(r.reason())).toList())
+                        .execute();
+            });
         }
         List<UUID> ids = new ArrayList<>();
         List<Long> delays = new ArrayList<>();
@@ -261,6 +464,17 @@ final class PostgresOutboxStore implements OutboxStore {
         if (parkings.isEmpty()) {
             return 0;
         }
+        if (settings.holdRowLocks()) {
+            Map<UUID, Park> byId = new LinkedHashMap<>();
+            parkings.forEach(parking -> byId.putIfAbsent(parking.eventId(), parking));
+            return resolveHeld(lease, byId.keySet(), (handle, mine) -> {
+                List<Park> chosen = mine.stream().map(byId::get).toList();
+                return plain(handle.createUpdate(sql.parkHeld))
+                        .bindArray("ids", UUID.class, chosen.stream().map(Park::eventId).toList())
+                        .bindArray("reasons", String.class, chosen.stream().map(p -> storable(p.reason())).toList())
+                        .execute();
+            });
+        }
         List<UUID> ids = new ArrayList<>();
         List<String> reasons = new ArrayList<>();
         for (Park parking : parkings) {
@@ -279,6 +493,9 @@ final class PostgresOutboxStore implements OutboxStore {
         if (eventIds.isEmpty()) {
             return 0;
         }
+        if (settings.holdRowLocks()) {
+            return resolveHeld(lease, eventIds, (handle, mine) -> 0); // unchanged: the row lock simply ends
+        }
         return update(sql.release, statement -> statement
                 .bind("token", lease.value())
                 .bindArray("ids", UUID.class, eventIds));
@@ -288,14 +505,49 @@ final class PostgresOutboxStore implements OutboxStore {
     public int renew(LeaseToken lease, Duration leaseLength) {
         Objects.requireNonNull(lease, "lease");
         StoreArguments.leaseLength(leaseLength);
+        if (settings.holdRowLocks()) {
+            HeldClaim claim = held.get(lease);
+            if (claim == null) {
+                return 0;
+            }
+            int owned = claim.renew(leaseLength, () -> holdFor(claim.handle(), leaseLength));
+            if (claim.ended()) {
+                held.remove(lease, claim);
+            }
+            return owned;
+        }
         return update(sql.renew, statement -> statement
                 .bind("token", lease.value())
                 .bind("leaseMicros", micros(leaseLength)));
     }
 
+    /** An outcome for the rows of a held claim; 0 for a claim this store does not hold (any more). */
+    private int resolveHeld(LeaseToken lease, Collection<UUID> eventIds, HeldWrite write) {
+        HeldClaim claim = held.get(lease);
+        if (claim == null) {
+            return 0;
+        }
+        try {
+            return claim.resolve(eventIds, mine -> write.apply(claim.handle(), mine));
+        } finally {
+            if (claim.ended()) {
+                held.remove(lease, claim);
+            }
+        }
+    }
+
+    @FunctionalInterface
+    private interface HeldWrite {
+        int apply(Handle handle, List<UUID> eventIds);
+    }
+
+    /**
+     * Rows held by another transaction's row locks are left out: when such a claim ends is not on the table.
+     * This store's own held claims count with the time until the database would end them.
+     */
     @Override
     public Optional<Duration> timeUntilNextDue() {
-        return jdbi.withHandle(handle -> plain(handle.createQuery(sql.timeUntilNextDue))
+        Optional<Duration> onTable = jdbi.withHandle(handle -> plain(handle.createQuery(sql.timeUntilNextDue))
                 .map((rs, ctx) -> {
                     long micros = rs.getLong("micros");
                     if (rs.wasNull()) {
@@ -304,6 +556,12 @@ final class PostgresOutboxStore implements OutboxStore {
                     return Optional.of(micros <= 0 ? Duration.ZERO : Duration.ofNanos(micros * 1000));
                 })
                 .one());
+        Optional<Duration> ownClaims = held.values().stream().filter(claim -> !claim.ended())
+                .map(HeldClaim::remaining).min(Comparator.naturalOrder());
+        if (onTable.isEmpty()) {
+            return ownClaims;
+        }
+        return ownClaims.filter(own -> own.compareTo(onTable.get()) < 0).or(() -> onTable);
     }
 
     @Override

@@ -44,7 +44,7 @@ class PostgresClaimPlanTest {
     @BeforeAll
     static void schema() {
         db = TestDatabase.withFreshSchema("plan");
-        settings = db.settings().build();
+        settings = db.settings().holdRowLocks(false).build();
         PostgresOutbox.createSchema(db.dataSource, settings);
         sql = new OutboxSql(settings);
         store = PostgresOutbox.store(db.dataSource, settings);

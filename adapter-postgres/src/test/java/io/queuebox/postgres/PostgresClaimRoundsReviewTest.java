@@ -32,7 +32,9 @@ import org.postgresql.ds.PGSimpleDataSource;
  *       and the merged batch holds the same event twice;</li>
  *   <li>an empty batch keeps claiming while rounds park, one statement pair per round without bound.</li>
  * </ul>
- * A trigger stands in for a slow database: it sleeps in the statement a test wants slow.
+ * A trigger stands in for a slow database: it sleeps in the statement a test wants slow. These are the rounds of
+ * a claim that writes leases ({@code holdRowLocks(false)}); a claim that holds row locks runs its rounds in its one
+ * transaction and rolls all of them back when one fails.
  */
 class PostgresClaimRoundsReviewTest {
 
@@ -43,7 +45,7 @@ class PostgresClaimRoundsReviewTest {
     @BeforeEach
     void schema() {
         db = TestDatabase.withFreshSchema("rounds");
-        settings = db.settings().build();
+        settings = db.settings().holdRowLocks(false).build();
         PostgresOutbox.createSchema(db.dataSource, settings);
         store = PostgresOutbox.store(db.dataSource, settings);
     }

@@ -49,7 +49,8 @@ public final class Databases {
         return new OutboxTable(config.string(Keys.OUTBOX_SCHEMA), config.string(Keys.OUTBOX_TABLE),
                 config.bool(Keys.OUTBOX_DELETE_ON_SEND),
                 config.optional(Keys.OUTBOX_MAX_PAYLOAD_BYTES).map(v -> OptionalInt.of(Integer.parseInt(v)))
-                        .orElse(OptionalInt.empty()));
+                        .orElse(OptionalInt.empty()),
+                config.optional(Keys.OUTBOX_HOLD_ROW_LOCKS).map(Boolean::parseBoolean).orElse(false));
     }
 
     /** The default of a {@link ConfigKey#databaseDefault()} key on this database. */

@@ -82,6 +82,15 @@ public final class Keys {
     public static final ConfigKey OUTBOX_DELETE_ON_SEND = register(key("outbox.deleteOnSend", Type.BOOLEAN)
             .defaultValue(false)
             .doc("Delete a row once the broker confirmed it, instead of marking it sent and purging it later."));
+    public static final ConfigKey OUTBOX_HOLD_ROW_LOCKS = register(key("outbox.holdRowLocks", Type.BOOLEAN)
+            .defaultValue(false).onlyFor(POSTGRESQL)
+            .doc("Experimental. true: a claim holds its rows by their row locks, in a transaction kept open on its own connection until"
+                    + " each row has its outcome: one row write per message, and a relay that dies frees its rows"
+                    + " when its connection closes (outbox.leaseMs becomes the transaction's"
+                    + " idle_in_transaction_session_timeout, which frees them from a relay that stops answering)."
+                    + " false (the default) writes a lease on every claimed row; a pooler in transaction or statement"
+                    + " mode cannot keep a claim's transaction open, and docs/concepts/delivery.md lists what is"
+                    + " still open before this becomes the default."));
     public static final ConfigKey OUTBOX_MAX_PAYLOAD_BYTES = register(key("outbox.maxPayloadBytes", Type.INTEGER)
             .range(1, Integer.MAX_VALUE)
             .doc("Largest payload delivered, when set: a row with a larger one is parked at claim with its size and"

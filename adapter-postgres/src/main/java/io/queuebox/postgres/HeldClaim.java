@@ -1,0 +1,147 @@
+package io.queuebox.postgres;
+
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.Collection;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.UUID;
+import java.util.function.ToIntFunction;
+import org.jdbi.v3.core.Handle;
+
+/**
+ * One claim that holds its rows by their row locks: the open transaction on a connection of its own, and the
+ * rows that still wait for an outcome. The transaction commits when the last of them has one, so a claim's
+ * outcomes become visible together, and rolls back (freeing every row as it was) when anything goes wrong.
+ *
+ * <p>The database ends the claim on its own when the relay dies (the connection closes) or stops answering
+ * (the transaction's {@code idle_in_transaction_session_timeout}, set to the lease length and restarted by
+ * each statement); then every later call finds the connection gone, and the claim counts as lost: 0 rows.
+ *
+ * <p>Calls for one claim come from its worker (outcomes) and from the lease renewer, so they are serialised
+ * here: a JDBC connection is not for two threads at once.
+ */
+final class HeldClaim {
+
+    private final Handle handle;
+    private final Set<UUID> unresolved;
+    private long deadlineNanos;
+    private boolean ended;
+
+    HeldClaim(Handle handle, Collection<UUID> eventIds, Duration leaseLength) {
+        this.handle = handle;
+        this.unresolved = new HashSet<>(eventIds);
+        this.deadlineNanos = System.nanoTime() + leaseLength.toNanos();
+    }
+
+    /**
+     * Writes one kind of outcome for the rows of {@code eventIds} that this claim still holds, and commits once
+     * no row is left without an outcome.
+     *
+     * @param write runs the statement for the rows it is given (empty for an outcome that writes nothing)
+     * @return how many of the rows this claim held; 0 when it was lost
+     */
+    synchronized int resolve(Collection<UUID> eventIds, ToIntFunction<List<UUID>> write) {
+        if (ended) {
+            return 0;
+        }
+        List<UUID> mine = eventIds.stream().distinct().filter(unresolved::contains).toList();
+        if (mine.isEmpty()) {
+            return 0;
+        }
+        try {
+            write.applyAsInt(mine);
+            unresolved.removeAll(mine);
+            if (unresolved.isEmpty()) {
+                ended = true;
+                try {
+                    handle.commit();
+                } finally {
+                    closeQuietly(); // a failed commit must not keep the pooled connection
+                }
+            }
+            return mine.size();
+        } catch (RuntimeException e) {
+            abort();
+            if (lost(e)) {
+                return 0;
+            }
+            throw e;
+        }
+    }
+
+    /** Restarts the idle timer with a new lease length; answers how many rows the claim still holds. */
+    synchronized int renew(Duration leaseLength, Runnable restartTimer) {
+        if (ended) {
+            return 0;
+        }
+        try {
+            restartTimer.run();
+            deadlineNanos = System.nanoTime() + leaseLength.toNanos();
+            return unresolved.size();
+        } catch (RuntimeException e) {
+            abort();
+            if (lost(e)) {
+                return 0;
+            }
+            throw e;
+        }
+    }
+
+    Handle handle() {
+        return handle;
+    }
+
+    synchronized boolean ended() {
+        return ended;
+    }
+
+    /** How long until the database ends this claim on its own if nothing is said on its connection. */
+    synchronized Duration remaining() {
+        return Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime()));
+    }
+
+    /** Past its lease with no word from its caller: the database has ended it; give the connection back. */
+    synchronized boolean abandoned() {
+        return !ended && System.nanoTime() - deadlineNanos > 0;
+    }
+
+    /** Rolls back: every row goes back exactly as it was. Quiet, since the connection may be gone already. */
+    synchronized void abort() {
+        if (ended) {
+            return;
+        }
+        ended = true;
+        try {
+            handle.rollback();
+        } catch (RuntimeException ignored) {
+            // the transaction is gone with its connection: nothing is left to roll back
+        }
+        closeQuietly();
+    }
+
+    private void closeQuietly() {
+        try {
+            handle.close();
+        } catch (RuntimeException ignored) {
+            // closing a broken connection: the pool discards it
+        }
+    }
+
+    /**
+     * Whether a failure means the database ended the claim: the connection is gone (class 08), the server
+     * ended the session (57P01-57P03, 25P03 for the idle timeout), or the driver closed it.
+     */
+    static boolean lost(Throwable failure) {
+        for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+            if (cause instanceof SQLException sql) {
+                String state = sql.getSQLState();
+                if (state != null && (state.startsWith("08") || state.startsWith("57P") || state.equals("25P03"))) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+}
