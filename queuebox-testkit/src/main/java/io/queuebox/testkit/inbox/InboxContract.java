@@ -48,6 +48,7 @@ import org.junit.jupiter.api.Timeout;
 public abstract class InboxContract<T> {
 
     private static final String CONSUMER = "billing";
+    private static final Duration SECOND_CONSUMER_HEAD_START = Duration.ofMillis(300);
 
     private Inbox<T> inbox;
     private final Map<T, List<String>> uncommittedEffects = Collections.synchronizedMap(new IdentityHashMap<>());
@@ -323,6 +324,9 @@ public abstract class InboxContract<T> {
             return answer;
         });
         assertThat(started.await(10, TimeUnit.SECONDS)).isTrue();
+        // Lets the second consumer reach the inbox while the first transaction is open. A correct inbox answers the
+        // same either way, so this pause never decides a pass; it makes a check-then-record inbox fail reliably.
+        Thread.sleep(SECOND_CONSUMER_HEAD_START.toMillis());
         return outcome;
     }
 }
