@@ -11,11 +11,11 @@ import javax.sql.DataSource;
 import org.postgresql.ds.PGSimpleDataSource;
 
 /** A schema of its own on the real PostgreSQL for one test class, with the inbox table in it; dropped afterwards. */
-final class InboxTestDatabase implements AutoCloseable {
+public final class InboxTestDatabase implements AutoCloseable {
 
-    final PGSimpleDataSource dataSource;
-    final String schema;
-    final JdbcInbox inbox;
+    public final PGSimpleDataSource dataSource;
+    public final String schema;
+    public final JdbcInbox inbox;
 
     private InboxTestDatabase(PGSimpleDataSource dataSource, String schema) {
         this.dataSource = dataSource;
@@ -23,7 +23,7 @@ final class InboxTestDatabase implements AutoCloseable {
         this.inbox = JdbcInbox.create(InboxSettings.builder(InboxDatabase.POSTGRESQL).schema(schema).build());
     }
 
-    static InboxTestDatabase withFreshSchema(String prefix) {
+    public static InboxTestDatabase withFreshSchema(String prefix) {
         PGSimpleDataSource dataSource = new PGSimpleDataSource();
         dataSource.setURL(TestServices.postgresUrl());
         dataSource.setApplicationName("queuebox-inbox-test");
@@ -34,18 +34,23 @@ final class InboxTestDatabase implements AutoCloseable {
     }
 
     /** The table a consumer writes its business effect to: one row per applied event, without a unique key of its own. */
-    String createEffectTable(String name) {
+    public String createEffectTable(String name) {
         String table = "\"" + schema + "\".\"" + name + "\"";
         execute("CREATE TABLE " + table + " (event_id uuid NOT NULL, aggregate_id text NOT NULL, handled_by text,"
                 + " seq bigint GENERATED ALWAYS AS IDENTITY)");
         return table;
     }
 
+    /** A fresh business table {@code name} and its reader. */
+    public Effects effects(String name) {
+        return new Effects(dataSource, createEffectTable(name));
+    }
+
     String inboxTable() {
         return "\"" + schema + "\".\"" + InboxSettings.DEFAULT_TABLE + "\"";
     }
 
-    void execute(String sql) {
+    public void execute(String sql) {
         try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement()) {
             statement.execute(sql);
         } catch (SQLException e) {
@@ -53,7 +58,7 @@ final class InboxTestDatabase implements AutoCloseable {
         }
     }
 
-    long count(String sql) {
+    public long count(String sql) {
         try (Connection connection = dataSource.getConnection(); Statement statement = connection.createStatement();
                 ResultSet rows = statement.executeQuery(sql)) {
             rows.next();
