@@ -6,7 +6,9 @@ import java.util.Objects;
 
 /**
  * What the broker consumers did with each message, for logs and metrics, without this module choosing a logging
- * library. Every method has a no-op default; they run on the consumer's thread, so keep them short.
+ * library. Every method has a no-op default; they run on the consumer's thread, so keep them short, and do not
+ * throw: an exception here is handled like one of the consumer itself (the Kafka loop retries the record, which the
+ * inbox then answers as a duplicate; the RabbitMQ client closes the channel, and this consumer stops consuming).
  * {@code message} describes the message for a person ({@code orders-2@17}, {@code queue billing, delivery tag 5}).
  */
 public interface InboxConsumerListener {

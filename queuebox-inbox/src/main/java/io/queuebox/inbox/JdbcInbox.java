@@ -20,7 +20,8 @@ import javax.sql.DataSource;
  * One row per (consumer, event id), shipped as a Flyway script at {@link InboxDatabase#schemaLocation()} with the
  * placeholders {@value #SCHEMA_PLACEHOLDER} and {@value #TABLE_PLACEHOLDER}. Its version is {@code V1}, like the
  * outbox's first script, so give it a Flyway history table of its own (or copy it into your migrations);
- * {@link #createSchema} runs it without Flyway.
+ * {@link #createSchema} runs it without Flyway. The scripts ship here rather than in the SQL adapters: a consuming
+ * service needs the inbox without the relay's adapters, and the inbox's schema has versions of its own.
  *
  * <h2>Processing</h2>
  * <pre>{@code

@@ -85,11 +85,18 @@ public final class RabbitMqInboxConsumer implements AutoCloseable {
         return new Builder(consumerName, inbox, dataSource, connection, queue);
     }
 
-    /** Opens a channel and starts consuming. */
+    /**
+     * Opens a channel and starts consuming.
+     *
+     * @throws IllegalStateException if it is consuming already, or closed
+     */
     public void start() throws IOException {
         synchronized (lock) {
             if (closed) {
-                throw new IllegalStateException("closed");
+                throw new IllegalStateException("the inbox consumer of queue " + queue + " is closed");
+            }
+            if (channel != null && channel.isOpen()) {
+                throw new IllegalStateException("the inbox consumer of queue " + queue + " is consuming already");
             }
             Channel opened = connection.createChannel();
             opened.basicQos(prefetch);

@@ -210,6 +210,18 @@ class InboxKafkaTest {
                 .hasMessageContaining("after the database transaction");
     }
 
+    @Test
+    void aConsumerWithoutAGroupIsRefusedNamingTheProperty() {
+        assertThatThrownBy(() -> KafkaInboxConsumer.builder("billing", database.inbox, database.dataSource,
+                        new StringDeserializer(), new StringDeserializer())
+                .consumerProperty("bootstrap.servers", bootstrap)
+                .topics(List.of(topic))
+                .handler(handlerWriting("billing"))
+                .build())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("group.id");
+    }
+
     // ------------------------------------------------------------------------------------- helpers
 
     private void publish(List<OutboxEvent> events) {

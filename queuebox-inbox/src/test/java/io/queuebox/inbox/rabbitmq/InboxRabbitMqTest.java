@@ -1,6 +1,7 @@
 package io.queuebox.inbox.rabbitmq;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
 import com.rabbitmq.client.AMQP;
@@ -249,6 +250,16 @@ class InboxRabbitMqTest {
         GetResponse message = admin.basicGet(queue, true);
         assertThat(RabbitMqInboxConsumer.EVENT_ID_PROPERTY).isEqualTo("message-id");
         assertThat(message.getProps().getMessageId()).isEqualTo(event.eventId().toString());
+    }
+
+    @Test
+    void startingTwiceIsRefusedRatherThanLeavingAChannelWhoseMessagesNobodyAcknowledges() throws Exception {
+        RabbitMqInboxConsumer consumer = consumer(amqp, handlerWriting("billing"), InboxConsumerListener.NOOP,
+                OnFailure.REQUEUE);
+        consumer.start();
+
+        assertThatThrownBy(consumer::start).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("queue " + queue).hasMessageContaining("consuming already");
     }
 
     // ------------------------------------------------------------------------------------- helpers
