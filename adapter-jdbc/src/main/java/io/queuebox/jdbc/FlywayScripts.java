@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import java.util.function.Function;
 import java.util.regex.Matcher;
@@ -16,7 +17,8 @@ import javax.sql.DataSource;
 
 /**
  * An adapter's shipped Flyway scripts, rendered with the placeholders {@code queuebox_schema} and
- * {@code queuebox_table} filled in, and run without Flyway. The adapter says how a rendered script splits
+ * {@code queuebox_table} (or any other set of placeholders, see {@link #render(String, Map)}) filled in, and run
+ * without Flyway. The adapter says how a rendered script splits
  * into statements (PostgreSQL: the whole script; SQL Server: its {@code GO} batches).
  */
 public final class FlywayScripts {
@@ -38,16 +40,22 @@ public final class FlywayScripts {
     }
 
     public String render(String script, String schema, String table) {
+        return render(script, outboxPlaceholders(schema, table));
+    }
+
+    /**
+     * {@code script} with every {@code ${name}} replaced by {@code placeholders.get(name)}; a placeholder without a
+     * value is an {@link IllegalStateException}, so a script never reaches the database half rendered.
+     */
+    public String render(String script, Map<String, String> placeholders) {
         String text = read(location + "/" + script);
         Matcher matcher = PLACEHOLDER.matcher(text);
         StringBuilder out = new StringBuilder();
         while (matcher.find()) {
-            String value = switch (matcher.group(1)) {
-                case "queuebox_schema" -> schema;
-                case "queuebox_table" -> table;
-                default -> throw new IllegalStateException(
-                        "unknown placeholder " + matcher.group() + " in " + script);
-            };
+            String value = placeholders.get(matcher.group(1));
+            if (value == null) {
+                throw new IllegalStateException("unknown placeholder " + matcher.group() + " in " + script);
+            }
             matcher.appendReplacement(out, Matcher.quoteReplacement(value));
         }
         matcher.appendTail(out);
@@ -56,12 +64,17 @@ public final class FlywayScripts {
 
     /** Every script, rendered, in order; one transaction. */
     public void apply(DataSource dataSource, String schema, String table) {
+        apply(dataSource, outboxPlaceholders(schema, table), "the outbox schema for " + schema + "." + table);
+    }
+
+    /** Every script, rendered with {@code placeholders}, in order; one transaction. {@code what} names it in errors. */
+    public void apply(DataSource dataSource, Map<String, String> placeholders, String what) {
         try (Connection connection = dataSource.getConnection()) {
             boolean autoCommit = connection.getAutoCommit();
             connection.setAutoCommit(false);
             try (Statement statement = connection.createStatement()) {
                 for (String script : scripts) {
-                    for (String sql : statements.apply(render(script, schema, table))) {
+                    for (String sql : statements.apply(render(script, placeholders))) {
                         statement.execute(sql);
                     }
                 }
@@ -73,9 +86,12 @@ public final class FlywayScripts {
                 connection.setAutoCommit(autoCommit);
             }
         } catch (SQLException e) {
-            throw new IllegalStateException("could not create the outbox schema for " + schema + "." + table
-                    + ": " + e.getMessage(), e);
+            throw new IllegalStateException("could not create " + what + ": " + e.getMessage(), e);
         }
+    }
+
+    private static Map<String, String> outboxPlaceholders(String schema, String table) {
+        return Map.of("queuebox_schema", schema, "queuebox_table", table);
     }
 
     private String read(String resource) {

@@ -95,7 +95,13 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--no-peers", description = "Leave Debezium alone and gruelbox out of the latency workload.")
     boolean noPeers;
 
-    @Option(names = "--only", split = ",", description = "Workloads to run: drain, matrix, latency, peers, backlog, scale (default all).")
+    @Option(names = "--inbox-messages", defaultValue = "20000", description = "Messages of each inbox-overhead run (default ${DEFAULT-VALUE}).")
+    int inboxMessages;
+
+    @Option(names = "--inbox-threads", defaultValue = "4", description = "Consumer threads of the inbox-overhead runs (default ${DEFAULT-VALUE}).")
+    int inboxThreads;
+
+    @Option(names = "--only", split = ",", description = "Workloads to run: drain, matrix, latency, peers, backlog, scale, inbox (default all).")
     List<String> only;
 
     @Option(names = "--results-dir", defaultValue = "bench/results", description = "Where <date>.json and <date>.md go (default ${DEFAULT-VALUE}).")
@@ -138,9 +144,10 @@ public final class BenchCommand implements Callable<Integer> {
             reps = 1;
             idleSeconds = 2;
             backlogRows = 2000;
+            inboxMessages = 1000;
             noKafka = noKafka || kafkaBootstrap == null;
             if (only == null) {
-                only = List.of("drain", "latency", "peers", "backlog");
+                only = List.of("drain", "latency", "peers", "backlog", "inbox");
             }
         }
         long started = System.nanoTime();
@@ -258,6 +265,10 @@ public final class BenchCommand implements Callable<Integer> {
                     }
                 }
             }
+            if (runs("inbox")) {
+                out.println("Inbox overhead (per message: business row alone, or inbox entry + business row; one transaction each)");
+                results.put("inbox", new InboxOverhead(db, out).run(inboxMessages, inboxThreads, reps, aggregates));
+            }
             Children children = new Children(db, brokers, out);
             if (runs("backlog")) {
                 out.println("Backlog memory (child JVM, -Xmx256m)");
@@ -357,6 +368,10 @@ public final class BenchCommand implements Callable<Integer> {
         settings.put("idleSeconds", idleSeconds);
         settings.put("capture", "postgres-logical via CaptureSupervisor + DebeziumCapture, poll " + Latency.CAPTURE_POLL.toMillis()
                 + " ms, reconciliation (engine wake interval) " + Latency.RECONCILIATION.toSeconds() + " s");
+        settings.put("inbox", inboxMessages + " messages per run, " + inboxThreads + " consumer threads, a pooled connection and one"
+                + " transaction per message; 'plain' inserts the business row (uuid, text, the payload as bytea), 'inbox' runs"
+                + " JdbcInbox.process (INSERT … ON CONFLICT DO NOTHING into " + InboxOverhead.SCHEMA + ".queuebox_inbox) then the same"
+                + " insert; no broker (its receive and ack cost the same either way); " + reps + " interleaved repetitions, medians");
         settings.put("backlogRows", backlogRows);
         settings.put("scaleRows", smoke ? 0 : scaleRows);
         return settings;

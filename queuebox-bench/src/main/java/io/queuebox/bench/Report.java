@@ -163,6 +163,17 @@ final class Report {
             chart(md, chartsLink, "drain-peers.svg", "Drain side by side");
             md.append('\n');
         }
+        if (results.get("inbox") != null) {
+            Map<String, Object> inbox = map(results.get("inbox"));
+            md.append("#### Inbox overhead\n\n").append(inbox.get("messages")).append(" messages per run, ")
+                    .append(inbox.get("threads")).append(" consumer threads, one transaction per message, ").append(inbox.get("reps"))
+                    .append(" interleaved repetition(s), medians. The same business row with and without the inbox entry.\n\n");
+            md.append("| consumer | messages/s | µs per message |\n| --- | ---: | ---: |\n");
+            md.append(String.format(Locale.ROOT, "| plain | %s | %s |%n| inbox | %s | %s |%n%n", inbox.get("plainMessagesPerSecond"),
+                    inbox.get("plainMicrosPerMessage"), inbox.get("inboxMessagesPerSecond"), inbox.get("inboxMicrosPerMessage")));
+            md.append("inbox ÷ plain: ").append(inbox.get("ratio")).append("; overhead ").append(inbox.get("overheadMicrosPerMessage"))
+                    .append(" µs per message.\n\n");
+        }
         List<Map<String, Object>> modes = list("latency");
         if (!modes.isEmpty()) {
             md.append("#### Idle cost\n\n| mode | wake interval | relay statements/s | per wake interval | database transactions/s |\n");

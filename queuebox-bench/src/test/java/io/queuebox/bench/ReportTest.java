@@ -71,4 +71,32 @@ class ReportTest {
                 .contains("| Debezium alone + RabbitMQ | 1 | 200 |");
         assertThat(report.charts()).containsKeys("drain-headline.svg", "drain-peers.svg", "latency.svg");
     }
+
+    @Test
+    void theSummaryShowsTheInboxOverheadAsARatioAndMicrosecondsPerMessage() {
+        Map<String, Object> results = new LinkedHashMap<>();
+        results.put("date", "2026-11-30T19-00Z");
+        results.put("suite", "standard");
+        results.put("elapsedSeconds", 12);
+        results.put("machine", Map.of("cores", 2));
+        results.put("settings", Map.of("reps", 3));
+        Map<String, Object> inbox = new LinkedHashMap<>();
+        inbox.put("messages", 20000);
+        inbox.put("threads", 4);
+        inbox.put("reps", 3);
+        inbox.put("plainMessagesPerSecond", 5000.0);
+        inbox.put("inboxMessagesPerSecond", 4000.0);
+        inbox.put("plainMicrosPerMessage", 200.0);
+        inbox.put("inboxMicrosPerMessage", 250.0);
+        inbox.put("ratio", 1.25);
+        inbox.put("overheadMicrosPerMessage", 50.0);
+        results.put("inbox", inbox);
+
+        String md = new Report(results).markdown(null);
+
+        assertThat(md).contains("#### Inbox overhead")
+                .contains("| plain | 5000.0 | 200.0 |")
+                .contains("| inbox | 4000.0 | 250.0 |")
+                .contains("inbox ÷ plain: 1.25; overhead 50.0 µs per message.");
+    }
 }

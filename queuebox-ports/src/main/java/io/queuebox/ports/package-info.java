@@ -4,7 +4,9 @@
  *
  * <p>This package depends on the JDK only. Every interface here is an SPI that other people implement:
  * its Javadoc states the contract method by method, and the testkit's contract suites
- * ({@code OutboxStoreContract}, {@code MessagePublisherContract}) check it.
+ * ({@code OutboxStoreContract}, {@code MessagePublisherContract}, {@code InboxContract}) check it. {@link
+ * io.queuebox.ports.Inbox} is the consumer side's port: what a consumer calls in its own transaction so that an
+ * event's effect happens once.
  *
  * <p>Times that decide who may claim what (due times, lease expiry) are compared on the database
  * clock. The engine therefore hands the store <em>durations</em> (lease length, backoff delay), never

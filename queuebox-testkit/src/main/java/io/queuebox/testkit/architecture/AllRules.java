@@ -38,6 +38,10 @@ public final class AllRules {
     static final ArchRule the_domain_neither_reads_the_wall_clock_nor_sleeps =
             QueueBoxArchitecture.the_domain_neither_reads_the_wall_clock_nor_sleeps;
 
+    @ArchTest
+    static final ArchRule each_broker_client_is_used_only_by_its_inbox_helper =
+            QueueBoxArchitecture.each_broker_client_is_used_only_by_its_inbox_helper;
+
     private AllRules() {
     }
 }

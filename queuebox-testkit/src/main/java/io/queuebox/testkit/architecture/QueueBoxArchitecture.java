@@ -9,6 +9,7 @@ import com.tngtech.archunit.core.domain.AccessTarget.MethodCallTarget;
 import com.tngtech.archunit.core.domain.JavaClass;
 import com.tngtech.archunit.core.domain.JavaMethodCall;
 import com.tngtech.archunit.lang.ArchRule;
+import com.tngtech.archunit.lang.CompositeArchRule;
 import com.tngtech.archunit.library.dependencies.SliceAssignment;
 import com.tngtech.archunit.library.dependencies.SliceIdentifier;
 import java.util.ArrayList;
@@ -47,7 +48,9 @@ public final class QueueBoxArchitecture {
     public static final String TESTKIT_SERVICES = "io.queuebox.testkit.services";
     /** The package of every adapter module. */
     public static final List<String> ADAPTERS = List.of("io.queuebox.postgres", "io.queuebox.sqlserver",
-            "io.queuebox.kafka", "io.queuebox.rabbitmq", "io.queuebox.capture");
+            "io.queuebox.kafka", "io.queuebox.rabbitmq", "io.queuebox.capture", "io.queuebox.inbox");
+    /** The inbox module: its core uses JDBC only; each broker's client is used in that broker's helper package alone. */
+    public static final String INBOX = "io.queuebox.inbox";
     /**
      * Support shared by adapters (the SQL adapters' {@code adapter-jdbc}). Adapters may depend on it; it obeys
      * the adapter rules itself and depends on no adapter, so it cannot become a back door between them.
@@ -123,6 +126,9 @@ public final class QueueBoxArchitecture {
     public static final ArchRule only_the_bootstrap_reads_environment_variables_and_system_properties =
             onlyTheseReadTheEnvironment(ROOT, BOOTSTRAP, TESTKIT_SERVICES);
 
+    public static final ArchRule each_broker_client_is_used_only_by_its_inbox_helper = brokerClientsOnlyInTheirHelpers(
+            INBOX, Map.of("org.apache.kafka", INBOX + ".kafka", "com.rabbitmq", INBOX + ".rabbitmq"));
+
     private QueueBoxArchitecture() {
     }
 
@@ -133,7 +139,8 @@ public final class QueueBoxArchitecture {
                 adapters_do_not_depend_on_each_other, adapters_do_not_depend_on_the_bootstrap,
                 adapter_support_depends_on_no_adapter, the_bootstrap_names_no_concrete_database_adapter,
                 modules_are_free_of_cycles, the_domain_neither_reads_the_wall_clock_nor_sleeps,
-                only_the_bootstrap_reads_environment_variables_and_system_properties);
+                only_the_bootstrap_reads_environment_variables_and_system_properties,
+                each_broker_client_is_used_only_by_its_inbox_helper);
     }
 
     /** The rules an adapter module applies to itself. */
@@ -253,6 +260,28 @@ public final class QueueBoxArchitecture {
                 .because("configuration enters through the bootstrap only: take the value as a setting or builder "
                         + "argument (for the operating-system user, ProcessHandle.current().info().user())")
                 .allowEmptyShould(true);
+    }
+
+    /**
+     * Below {@code modulePackage}, the classes of each client package (key) are used only in its helper package
+     * (value): a module whose broker clients are optional dependencies must not need one of them where the
+     * application may not have it (the core, or the other broker's helper).
+     */
+    public static ArchRule brokerClientsOnlyInTheirHelpers(String modulePackage, Map<String, String> helperByClient) {
+        List<ArchRule> rules = new ArrayList<>();
+        helperByClient.entrySet().stream().sorted(Map.Entry.comparingByKey()).forEach(entry -> rules.add(
+                noClasses().that().resideInAPackage(modulePackage + "..")
+                        .and().resideOutsideOfPackage(entry.getValue() + "..")
+                        .should().dependOnClassesThat().resideInAPackage(entry.getKey() + "..")
+                        .because("the broker clients are optional dependencies: an application consuming from one broker "
+                                + "has only that client, so move the code that needs " + entry.getKey() + " into "
+                                + entry.getValue())
+                        .allowEmptyShould(true)));
+        CompositeArchRule all = CompositeArchRule.of(rules.get(0));
+        for (ArchRule rule : rules.subList(1, rules.size())) {
+            all = all.and(rule);
+        }
+        return all;
     }
 
     private static String[] adaptersAndTheirSupport() {

@@ -1,6 +1,7 @@
 package io.queuebox.testkit.architecture;
 
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adapterSupportDependsOnNoAdapter;
+import static io.queuebox.testkit.architecture.QueueBoxArchitecture.brokerClientsOnlyInTheirHelpers;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adaptersDoNotDependOnEachOther;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adaptersDoNotDependOnTheBootstrap;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adaptersDoNotDependOnTheDomain;
@@ -165,7 +166,7 @@ class QueueBoxArchitectureRulesTest {
     void theRulesOnTheRealPackagesAreTheTestedFactoriesAppliedToThem() {
         String[] adapters = QueueBoxArchitecture.ADAPTERS.toArray(String[]::new);
         String[] adaptersAndSupport = {"io.queuebox.postgres", "io.queuebox.sqlserver", "io.queuebox.kafka",
-                "io.queuebox.rabbitmq", "io.queuebox.capture", "io.queuebox.jdbc"};
+                "io.queuebox.rabbitmq", "io.queuebox.capture", "io.queuebox.inbox", "io.queuebox.jdbc"};
         assertSameRule(QueueBoxArchitecture.ports_depend_only_on_the_jdk, portsDependOnlyOnTheJdk("io.queuebox.ports"));
         assertSameRule(QueueBoxArchitecture.the_domain_depends_only_on_the_ports_and_the_jdk,
                 domainDependsOnlyOnPortsAndTheJdk("io.queuebox.domain", "io.queuebox.ports"));
@@ -183,14 +184,29 @@ class QueueBoxArchitectureRulesTest {
         assertSameRule(QueueBoxArchitecture.the_domain_neither_reads_the_wall_clock_nor_sleeps,
                 noWallClockOrSleepIn("io.queuebox.domain"));
         assertThat(QueueBoxArchitecture.ADAPTERS).containsExactly("io.queuebox.postgres", "io.queuebox.sqlserver",
-                "io.queuebox.kafka", "io.queuebox.rabbitmq", "io.queuebox.capture");
-        assertThat(QueueBoxArchitecture.all()).hasSize(11).doesNotContainNull();
+                "io.queuebox.kafka", "io.queuebox.rabbitmq", "io.queuebox.capture", "io.queuebox.inbox");
+        assertSameRule(QueueBoxArchitecture.each_broker_client_is_used_only_by_its_inbox_helper,
+                brokerClientsOnlyInTheirHelpers("io.queuebox.inbox", java.util.Map.of(
+                        "org.apache.kafka", "io.queuebox.inbox.kafka", "com.rabbitmq", "io.queuebox.inbox.rabbitmq")));
+        assertThat(QueueBoxArchitecture.all()).hasSize(12).doesNotContainNull();
     }
 
     @Test
     void everyRuleTellsHowToFixAViolation() {
         assertThat(QueueBoxArchitecture.all()).allSatisfy(rule ->
                 assertThat(rule.getDescription()).contains(", because "));
+    }
+
+    @Test
+    void aBrokerClientUsedOutsideItsInboxHelperBreaksTheOptionalClientRule() {
+        // The fixtures' kafka and rabbitmq packages stand in for the two broker clients.
+        assertViolation(brokerClientsOnlyInTheirHelpers(BAD + ".inbox", java.util.Map.of(
+                BAD + ".kafka", BAD + ".inbox.kafka", BAD + ".rabbitmq", BAD + ".inbox.rabbitmq")), BAD_CLASSES)
+                .hasMessageContaining("CoreUsingABrokerClient")
+                .hasMessageContaining("HelperUsingTheOtherClient")
+                .hasMessageNotContaining("inbox.kafka.Helper");
+        assertPasses(brokerClientsOnlyInTheirHelpers(GOOD + ".inbox", java.util.Map.of(
+                GOOD + ".kafka", GOOD + ".inbox.kafka")), GOOD_CLASSES);
     }
 
     private static String[] badAdapters() {
