@@ -1,10 +1,10 @@
 package io.queuebox.bootstrap.cli;
 
-import io.queuebox.bootstrap.config.Databases;
+import io.queuebox.embed.config.Databases;
 import io.queuebox.jdbc.DatabaseProvider;
-import io.queuebox.bootstrap.config.ConfigException;
-import io.queuebox.bootstrap.config.ConfigProblem;
-import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.embed.config.ConfigException;
+import io.queuebox.embed.config.ConfigProblem;
+import io.queuebox.embed.config.QueueBoxConfig;
 import io.queuebox.bootstrap.internal.Preflight;
 import java.io.PrintWriter;
 import java.util.List;

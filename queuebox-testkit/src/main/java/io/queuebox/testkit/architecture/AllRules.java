@@ -38,6 +38,22 @@ public final class AllRules {
     static final ArchRule the_domain_neither_reads_the_wall_clock_nor_sleeps =
             QueueBoxArchitecture.the_domain_neither_reads_the_wall_clock_nor_sleeps;
 
+    @ArchTest
+    static final ArchRule adapters_do_not_depend_on_the_embedding_library =
+            QueueBoxArchitecture.adapters_do_not_depend_on_the_embedding_library;
+
+    @ArchTest
+    static final ArchRule the_embedding_library_names_no_concrete_database_adapter =
+            QueueBoxArchitecture.the_embedding_library_names_no_concrete_database_adapter;
+
+    @ArchTest
+    static final ArchRule the_starter_names_no_concrete_database_adapter =
+            QueueBoxArchitecture.the_starter_names_no_concrete_database_adapter;
+
+    @ArchTest
+    static final ArchRule the_embedding_library_and_the_starter_carry_no_cli_demo_logging_backend_or_test_framework =
+            QueueBoxArchitecture.the_embedding_library_and_the_starter_carry_no_cli_demo_logging_backend_or_test_framework;
+
     private AllRules() {
     }
 }

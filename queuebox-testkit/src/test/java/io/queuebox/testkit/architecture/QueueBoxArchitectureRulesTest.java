@@ -5,6 +5,7 @@ import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adaptersDoNo
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adaptersDoNotDependOnTheBootstrap;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adaptersDoNotDependOnTheDomain;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.domainDependsOnlyOnPortsAndTheJdk;
+import static io.queuebox.testkit.architecture.QueueBoxArchitecture.leanForEmbedders;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.modulesAreFreeOfCycles;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.noInfrastructureIn;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.noWallClockOrSleepIn;
@@ -115,6 +116,19 @@ class QueueBoxArchitectureRulesTest {
     }
 
     @Test
+    void anEmbeddingLibraryUsingTheCliOrATestFrameworkBreaksTheLeanLibraryRule() {
+        assertViolation(leanForEmbedders(List.of(BAD + ".embed"), List.of(BAD + ".bootstrap..", "org.junit..")),
+                BAD_CLASSES)
+                .hasMessageContaining("BuilderUsingTheCli")
+                .hasMessageContaining("archfixture.bad.bootstrap.Main")
+                .hasMessageContaining("org.junit.jupiter.api.Assertions");
+        assertPasses(leanForEmbedders(List.of(GOOD + ".embed"), List.of(GOOD + ".bootstrap..", "org.junit..")),
+                GOOD_CLASSES);
+        assertThat(QueueBoxArchitecture.NOT_FOR_EMBEDDERS).contains("picocli..", "ch.qos.logback..", "org.junit..",
+                "io.zonky..", "io.queuebox.demo..");
+    }
+
+    @Test
     void twoModulesDependingOnEachOtherBreakTheCycleRule() {
         assertViolation(modulesAreFreeOfCycles(CYCLE), CYCLE_CLASSES)
                 .hasMessageContaining("archfixture.cycle.a")
@@ -184,7 +198,15 @@ class QueueBoxArchitectureRulesTest {
                 noWallClockOrSleepIn("io.queuebox.domain"));
         assertThat(QueueBoxArchitecture.ADAPTERS).containsExactly("io.queuebox.postgres", "io.queuebox.sqlserver",
                 "io.queuebox.kafka", "io.queuebox.rabbitmq", "io.queuebox.capture");
-        assertThat(QueueBoxArchitecture.all()).hasSize(11).doesNotContainNull();
+        assertSameRule(QueueBoxArchitecture.adapters_do_not_depend_on_the_embedding_library,
+                adaptersDoNotDependOnTheBootstrap("io.queuebox.embed", adaptersAndSupport));
+        assertSameRule(QueueBoxArchitecture.the_embedding_library_names_no_concrete_database_adapter,
+                theBootstrapNamesNoDatabaseAdapter("io.queuebox.embed", "io.queuebox.postgres", "io.queuebox.sqlserver"));
+        assertSameRule(QueueBoxArchitecture.the_starter_names_no_concrete_database_adapter,
+                theBootstrapNamesNoDatabaseAdapter("io.queuebox.spring", "io.queuebox.postgres", "io.queuebox.sqlserver"));
+        assertSameRule(QueueBoxArchitecture.the_embedding_library_and_the_starter_carry_no_cli_demo_logging_backend_or_test_framework,
+                leanForEmbedders(List.of("io.queuebox.embed", "io.queuebox.spring"), QueueBoxArchitecture.NOT_FOR_EMBEDDERS));
+        assertThat(QueueBoxArchitecture.all()).hasSize(15).doesNotContainNull();
     }
 
     @Test
