@@ -3,6 +3,10 @@ package io.queuebox.embed.config;
 import static io.queuebox.embed.config.ConfigKey.key;
 
 import io.queuebox.embed.config.ConfigKey.Type;
+import io.queuebox.domain.DeliverySettings;
+import io.queuebox.domain.RetryPolicy;
+import io.queuebox.ports.Ordering;
+import io.queuebox.ports.ParkingPolicy;
 import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -10,7 +14,9 @@ import java.util.Optional;
 
 /**
  * Every configuration key QueueBox knows, with its type, default and documentation: the single source for
- * validation, {@code config check} and docs/reference/configuration.md. Keys under {@code broker.<type>.}
+ * validation, {@code config check}, the Spring Boot starter and docs/reference/configuration.md. The delivery
+ * keys take their defaults from {@link DeliverySettings} and {@link RetryPolicy}, so the jar, the starter and
+ * {@code QueueBox.builder()} without settings deliver alike. Keys under {@code broker.<type>.}
  * are not listed here: they go unchanged to the broker provider, which validates them.
  */
 public final class Keys {
@@ -49,7 +55,7 @@ public final class Keys {
     public static final ConfigKey OUTBOX_TABLE = register(key("outbox.table", Type.TABLE_NAME).defaultValue("queuebox_outbox")
             .doc("Name of the outbox table (its indexes are named after it, so it is shorter than other names)."));
     public static final ConfigKey OUTBOX_POLL_INTERVAL_MS = register(key("outbox.pollIntervalMs", Type.MILLIS)
-            .defaultValue(500).range(10, 3_600_000)
+            .defaultValue(DeliverySettings.DEFAULT_WAKE_INTERVAL.toMillis()).range(10, 3_600_000)
             .doc("The longest delivery waits before looking for new rows when nothing wakes it (outbox.wake.mode poll,"
                     + " no capture), and while the insert listener or capture is down."));
     public static final ConfigKey WAKE_MODE = register(key("outbox.wake.mode", Type.CHOICE)
@@ -64,20 +70,20 @@ public final class Keys {
             .doc("outbox.wake.mode notify: the longest delivery waits without a notification while the listener"
                     + " listens; while it does not, delivery polls every outbox.pollIntervalMs."));
     public static final ConfigKey OUTBOX_BATCH_SIZE = register(key("outbox.batchSize", Type.INTEGER)
-            .defaultValue(100).range(1, 10_000)
+            .defaultValue(DeliverySettings.DEFAULT_BATCH_SIZE).range(1, 10_000)
             .doc("Most rows one claim takes."));
     public static final ConfigKey OUTBOX_WORKERS = register(key("outbox.workers", Type.INTEGER)
-            .defaultValue(4).range(1, 256)
+            .defaultValue(DeliverySettings.DEFAULT_WORKERS).range(1, 256)
             .doc("Publishing workers (threads) in this process."));
     public static final ConfigKey OUTBOX_LEASE_MS = register(key("outbox.leaseMs", Type.MILLIS)
-            .defaultValue(5_000).range(1000, 3_600_000)
+            .defaultValue(DeliverySettings.DEFAULT_LEASE_LENGTH.toMillis()).range(1000, 3_600_000)
             .doc("How long a claim holds its rows (renewed every third of it while a publish runs); another relay may"
                     + " take them after it expires, so a relay killed with kill -9 holds its rows back at most this long."));
     public static final ConfigKey OUTBOX_ORDERING = register(key("outbox.ordering", Type.CHOICE)
-            .defaultValue("per-aggregate").allowed("per-aggregate", "none")
+            .defaultValue(DeliverySettings.DEFAULT_ORDERING == Ordering.NONE ? "none" : "per-aggregate").allowed("per-aggregate", "none")
             .doc("per-aggregate keeps the events of one aggregate in write order; none trades order for throughput."));
     public static final ConfigKey OUTBOX_PARKING = register(key("outbox.parking", Type.CHOICE)
-            .defaultValue("hold-aggregate").allowed("hold-aggregate", "continue-aggregate")
+            .defaultValue(DeliverySettings.DEFAULT_PARKING_POLICY == ParkingPolicy.CONTINUE_AGGREGATE ? "continue-aggregate" : "hold-aggregate").allowed("hold-aggregate", "continue-aggregate")
             .doc("Whether a parked event holds back the later events of its aggregate (ordering per-aggregate only)."));
     public static final ConfigKey OUTBOX_DELETE_ON_SEND = register(key("outbox.deleteOnSend", Type.BOOLEAN)
             .defaultValue(false)
@@ -91,32 +97,32 @@ public final class Keys {
                     + " applications' writers (1 MiB unless they set it)."));
 
     public static final ConfigKey RETRY_INITIAL_MS = register(key("outbox.retry.initialMs", Type.MILLIS)
-            .defaultValue(1000).range(1, 86_400_000)
+            .defaultValue(RetryPolicy.DEFAULT_INITIAL_DELAY.toMillis()).range(1, 86_400_000)
             .doc("Delay before the first retry of a failed event."));
     public static final ConfigKey RETRY_MULTIPLIER = register(key("outbox.retry.multiplier", Type.DECIMAL)
-            .defaultValue("2.0").range(1.0, 100.0)
+            .defaultValue(RetryPolicy.DEFAULT_MULTIPLIER).range(1.0, 100.0)
             .doc("Factor applied to the delay after each failed attempt."));
     public static final ConfigKey RETRY_MAX_MS = register(key("outbox.retry.maxMs", Type.MILLIS)
-            .defaultValue(300_000).range(1, 86_400_000)
+            .defaultValue(RetryPolicy.DEFAULT_MAX_DELAY.toMillis()).range(1, 86_400_000)
             .doc("Longest delay between two attempts; must not be below outbox.retry.initialMs."));
     public static final ConfigKey RETRY_JITTER = register(key("outbox.retry.jitter", Type.DECIMAL)
-            .defaultValue("0.2").range(0.0, 1.0)
+            .defaultValue(RetryPolicy.DEFAULT_JITTER).range(0.0, 1.0)
             .doc("Random spread of each delay, as a fraction of it (0.2 = plus or minus 20 %)."));
     public static final ConfigKey RETRY_MAX_ATTEMPTS = register(key("outbox.retry.maxAttempts", Type.INTEGER)
-            .defaultValue(20).range(1, 1_000_000)
+            .defaultValue(RetryPolicy.DEFAULT_MAX_ATTEMPTS).range(1, 1_000_000)
             .doc("Attempts after which a retriable failure parks the event."));
 
     public static final ConfigKey RETENTION_SENT_HOURS = register(key("outbox.retention.sentHours", Type.INTEGER)
-            .defaultValue(24).range(0, 87_600)
+            .defaultValue(DeliverySettings.DEFAULT_PURGE_RETENTION.toHours()).range(0, 87_600)
             .doc("How long sent rows are kept before the purge deletes them."));
     public static final ConfigKey PURGE_ENABLED = register(key("outbox.purge.enabled", Type.BOOLEAN)
-            .defaultValue(true)
+            .defaultValue(DeliverySettings.DEFAULT_PURGE_ENABLED)
             .doc("Whether this process purges sent rows older than outbox.retention.sentHours."));
     public static final ConfigKey PURGE_INTERVAL_MS = register(key("outbox.purge.intervalMs", Type.MILLIS)
-            .defaultValue(60_000).range(1000, 86_400_000)
+            .defaultValue(DeliverySettings.DEFAULT_PURGE_INTERVAL.toMillis()).range(1000, 86_400_000)
             .doc("How often the purge runs."));
     public static final ConfigKey PURGE_BATCH_SIZE = register(key("outbox.purge.batchSize", Type.INTEGER)
-            .defaultValue(1000).range(1, 100_000)
+            .defaultValue(DeliverySettings.DEFAULT_PURGE_BATCH_SIZE).range(1, 100_000)
             .doc("Most rows one purge transaction deletes."));
 
     public static final ConfigKey CAPTURE_ENABLED = register(key("outbox.capture.enabled", Type.BOOLEAN)
@@ -193,7 +199,7 @@ public final class Keys {
             .allowed("TRACE", "DEBUG", "INFO", "WARN", "ERROR").doc("Level of QueueBox's own loggers."));
 
     public static final ConfigKey SHUTDOWN_DEADLINE_MS = register(key("shutdown.deadlineMs", Type.MILLIS)
-            .defaultValue(30_000).range(0, 3_600_000)
+            .defaultValue(DeliverySettings.DEFAULT_SHUTDOWN_DEADLINE.toMillis()).range(0, 3_600_000)
             .doc("On SIGTERM: how long in-flight publishes may take before their leases are released anyway."));
     public static final ConfigKey STARTUP_DATABASE_WAIT_MS = register(key("startup.databaseWaitMs", Type.MILLIS)
             .defaultValue(60_000).range(0, 3_600_000)
