@@ -194,7 +194,7 @@ public final class Keys {
             .doc("How often the backlog gauges are refreshed from the database (never on the scrape path)."));
 
     public static final ConfigKey LOG_FORMAT = register(key("log.format", Type.CHOICE).defaultValue("text")
-            .allowed("text", "json").doc("text for people, json for one JSON object per line."));
+            .allowed("text", "json").doc("text for people, json for one JSON object per line (logback's JsonEncoder). Both log keys are unused when -Dlogback.configurationFile names a logback file of the operator's."));
     public static final ConfigKey LOG_LEVEL = register(key("log.level", Type.CHOICE).defaultValue("INFO")
             .allowed("TRACE", "DEBUG", "INFO", "WARN", "ERROR").doc("Level of QueueBox's own loggers."));
 
