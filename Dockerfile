@@ -19,9 +19,11 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/* \
  && groupadd --system queuebox \
  && useradd --system --gid queuebox --home-dir /var/lib/queuebox --shell /usr/sbin/nologin queuebox \
- && mkdir -p /var/lib/queuebox/capture /etc/queuebox \
+ && mkdir -p /var/lib/queuebox/capture /etc/queuebox /opt/queuebox/plugins \
  && chown -R queuebox:queuebox /var/lib/queuebox
 COPY --from=build /src/queuebox-bootstrap/target/queuebox.jar /opt/queuebox/queuebox.jar
+# Custom broker adapters: every jar in /opt/queuebox/plugins joins the class path (COPY it in a derived image
+# or mount the folder); see docs/how-to/custom-broker-adapter.md.
 # An empty named volume mounted here inherits the queuebox user's ownership; a bind mount keeps the host's.
 VOLUME ["/var/lib/queuebox/capture"]
 USER queuebox

@@ -57,6 +57,8 @@ class DockerfileTest {
         assertThat(values(instructions, "HEALTHCHECK")).singleElement().asString()
                 .contains("${QUEUEBOX_HTTP_PORT}").doesNotContain(":8080");
         assertThat(values(instructions, "EXPOSE")).containsExactly("8080");
+        // The plug-in folder beside the jar: custom broker adapters (PluginsIT runs the recipe).
+        assertThat(values(instructions, "RUN").get(1)).contains("/opt/queuebox/plugins");
     }
 
     @Test

@@ -51,6 +51,8 @@ final class ConfigCommand implements Runnable {
             DatabaseProvider database = Databases.of(config);
             out.println("Database: " + database.displayName() + " (chosen by database.url; capture modes: polling, "
                     + database.captureMode().configName() + ")");
+            // Plug-in adapters show up here, so an operator sees that the folder was read.
+            out.println("Broker providers: " + String.join(", ", CliContext.brokerNames()) + " (broker.type chooses)");
             config.describe().forEach(out::println);
             out.flush();
             return ExitCodes.OK;
