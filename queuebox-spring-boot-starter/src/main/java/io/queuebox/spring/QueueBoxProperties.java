@@ -60,6 +60,11 @@ public class QueueBoxProperties extends LinkedHashMap<String, String> {
         return Map.copyOf(keys);
     }
 
+    /** Whether the key means something inside an application (the jar-only and capture keys do not). */
+    static boolean appliesToTheStarter(ConfigKey key) {
+        return !JAR_ONLY.containsKey(key.name()) && !key.name().startsWith(CAPTURE_PREFIX);
+    }
+
     /** Whether the relay is wanted at all ({@code queuebox.enabled}). */
     public boolean enabled() {
         return !"false".equalsIgnoreCase(String.valueOf(get("enabled")).trim());
