@@ -65,16 +65,6 @@ public class QueueBoxProperties extends LinkedHashMap<String, String> {
         return !JAR_ONLY.containsKey(key.name()) && !key.name().startsWith(CAPTURE_PREFIX);
     }
 
-    /** Whether the relay is wanted at all ({@code queuebox.enabled}). */
-    public boolean enabled() {
-        return !"false".equalsIgnoreCase(String.valueOf(get("enabled")).trim());
-    }
-
-    /** Whether QueueBox's Flyway scripts run at start when Flyway is on the class path ({@code queuebox.migrate}). */
-    public boolean migrate() {
-        return !"false".equalsIgnoreCase(String.valueOf(get("migrate")).trim());
-    }
-
     /**
      * The validated configuration, as the jar would load it from the same keys, with {@code database.url} taken
      * from the application's data source.
