@@ -1,5 +1,6 @@
 package io.queuebox.kafka;
 
+import io.queuebox.ports.AggregateChains;
 import io.queuebox.ports.ClaimedDelivery;
 import io.queuebox.ports.Health;
 import io.queuebox.ports.MessagePublisher;

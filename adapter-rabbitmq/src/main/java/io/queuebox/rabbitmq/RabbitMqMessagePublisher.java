@@ -1,5 +1,6 @@
 package io.queuebox.rabbitmq;
 
+import io.queuebox.ports.AggregateChains;
 import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.AlreadyClosedException;
 import com.rabbitmq.client.Channel;

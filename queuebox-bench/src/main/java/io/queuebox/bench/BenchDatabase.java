@@ -1,6 +1,6 @@
 package io.queuebox.bench;
 
-import io.queuebox.bootstrap.config.Databases;
+import io.queuebox.embed.config.Databases;
 import io.queuebox.jdbc.DatabaseProvider;
 import io.queuebox.jdbc.OutboxDatabase;
 import io.queuebox.jdbc.OutboxTable;

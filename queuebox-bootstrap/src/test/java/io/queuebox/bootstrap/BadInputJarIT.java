@@ -3,7 +3,7 @@ package io.queuebox.bootstrap;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.queuebox.bootstrap.config.EnvNames;
+import io.queuebox.embed.config.EnvNames;
 import io.zonky.test.db.postgres.embedded.EmbeddedPostgres;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

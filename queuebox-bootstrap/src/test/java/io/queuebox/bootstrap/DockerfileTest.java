@@ -45,6 +45,34 @@ class DockerfileTest {
         assertThat(values(instructions, "ENTRYPOINT")).singleElement().asString().contains("-jar");
     }
 
+    @Test
+    void aContainerConfiguredByEnvironmentAloneStartsAndItsHealthCheckFollowsThePort() throws IOException {
+        List<String[]> instructions = parse(Path.of("..", "Dockerfile"));
+
+        // The jar reads ./queuebox.yaml only when present (QueueBoxJarIT runs it configured by environment alone).
+        assertThat(values(instructions, "CMD")).singleElement().asString().doesNotContain("--config")
+                .isEqualTo("[\"run\"]");
+        assertThat(values(instructions, "WORKDIR")).last().isEqualTo("/etc/queuebox");
+        assertThat(values(instructions, "ENV")).contains("QUEUEBOX_HTTP_PORT=8080");
+        assertThat(values(instructions, "HEALTHCHECK")).singleElement().asString()
+                .contains("${QUEUEBOX_HTTP_PORT}").doesNotContain(":8080");
+        assertThat(values(instructions, "EXPOSE")).containsExactly("8080");
+        // The plug-in folder beside the jar: custom broker adapters (PluginsIT runs the recipe).
+        assertThat(values(instructions, "RUN").get(1)).contains("/opt/queuebox/plugins");
+    }
+
+    @Test
+    void theImageBuildsOnlyTheProductionJarWithACachedRepositoryFromACleanContext() throws IOException {
+        List<String[]> instructions = parse(Path.of("..", "Dockerfile"));
+
+        String build = values(instructions, "RUN").get(0);
+        assertThat(build).contains("--mount=type=cache,target=/root/.m2").contains("-pl queuebox-bootstrap -am")
+                .doesNotContain("queuebox-demo").doesNotContain("queuebox-bench");
+        List<String> ignored = Files.readAllLines(Path.of("..", ".dockerignore")).stream()
+                .map(String::strip).filter(line -> !line.isEmpty() && !line.startsWith("#")).toList();
+        assertThat(ignored).contains(".git", "**/target");
+    }
+
     private static List<String[]> parse(Path dockerfile) throws IOException {
         List<String[]> instructions = new ArrayList<>();
         StringBuilder current = new StringBuilder();

@@ -61,7 +61,7 @@ class QueueBoxJarIT {
         Map<String, String> env = builder.environment();
         env.keySet().removeIf(name -> name.startsWith("QUEUEBOX_") && !name.startsWith("QUEUEBOX_TEST_"));
         RelayTest.configFor(database.url(), rabbit).forEach((key, value) ->
-                env.put(io.queuebox.bootstrap.config.EnvNames.forKey(key), value));
+                env.put(io.queuebox.embed.config.EnvNames.forKey(key), value));
         env.put("QUEUEBOX_HTTP_PORT", Integer.toString(httpPort));
         env.put("QUEUEBOX_LOG_FORMAT", "json");
         env.putAll(overrides);

@@ -1,5 +1,7 @@
 package io.queuebox.bootstrap;
 
+import io.queuebox.embed.QueueBox;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.queuebox.bootstrap.config.QueueBoxConfig;
-import io.queuebox.bootstrap.internal.Migrations;
-import io.queuebox.bootstrap.internal.Pools;
+import io.queuebox.embed.config.QueueBoxConfig;
+import io.queuebox.embed.internal.Migrations;
+import io.queuebox.embed.internal.Pools;
 import io.queuebox.bootstrap.internal.Relay;
 import io.queuebox.ports.OutboxEvent;
 import java.net.URI;

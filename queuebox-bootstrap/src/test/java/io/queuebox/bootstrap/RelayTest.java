@@ -3,10 +3,10 @@ package io.queuebox.bootstrap;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.embed.config.QueueBoxConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.queuebox.bootstrap.internal.Migrations;
-import io.queuebox.bootstrap.internal.Pools;
+import io.queuebox.embed.internal.Migrations;
+import io.queuebox.embed.internal.Pools;
 import io.queuebox.bootstrap.internal.Relay;
 import io.queuebox.ports.OutboxEvent;
 import io.queuebox.postgres.PostgresOutbox;

@@ -10,15 +10,16 @@ import java.util.Objects;
  * How the {@link DeliveryEngine} delivers. Immutable; built with {@link #builder()}, whose setters
  * validate at once and name the property in their {@link IllegalArgumentException}.
  *
- * <p>Every property and its default:
+ * <p>Every property and its default (the same defaults as the jar's and the starter's keys, which read these
+ * constants; docs/reference/configuration.md lists them once):
  * <ul>
  *   <li>{@code owner}: the name recorded on claimed rows for operators. Default {@code "queuebox"}
  *       (the bootstrap sets {@code hostname-pid}).</li>
- *   <li>{@code batchSize}: the most rows one claim takes, 1 to 100 000. Default 500.</li>
- *   <li>{@code workers}: worker threads that claim and publish in parallel, 1 to 256. Default 1.</li>
+ *   <li>{@code batchSize}: the most rows one claim takes, 1 to 100 000. Default 100.</li>
+ *   <li>{@code workers}: worker threads that claim and publish in parallel, 1 to 256. Default 4.</li>
  *   <li>{@code wakeInterval}: the longest an idle worker waits before it claims again: the poll interval
  *       in polling mode, the reconciliation interval when a wake source (capture, insert notifications) wakes
- *       the engine. Default 1 s.</li>
+ *       the engine. Default 500 ms.</li>
  *   <li>{@code fallbackWakeInterval}: the longest an idle worker waits while the engine has wake sources
  *       and none of them reports UP (capture failed, restarting or faulted; the insert listener connecting or
  *       reconnecting): the poll interval, so that a failed source slows delivery to polling and never further.
@@ -33,7 +34,7 @@ import java.util.Objects;
  *   <li>{@code retryPolicy}: {@link RetryPolicy#defaults()} (1 s doubling to 5 min, ±20 % jitter, parked
  *       after 20 attempts).</li>
  *   <li>{@code shutdownDeadline}: how long {@link DeliveryEngine#close()} lets in-flight publishes finish
- *       before it releases their leases; zero or more. Default 10 s.</li>
+ *       before it releases their leases; zero or more. Default 30 s.</li>
  *   <li>{@code purgeEnabled}: whether sent rows are deleted in the background. Default true.</li>
  *   <li>{@code purgeRetention}: how long sent rows are kept; zero or more. Default 24 h.</li>
  *   <li>{@code purgeInterval}: how often the purge runs. Default 60 s.</li>
@@ -43,13 +44,13 @@ import java.util.Objects;
 public final class DeliverySettings {
 
     public static final String DEFAULT_OWNER = "queuebox";
-    public static final int DEFAULT_BATCH_SIZE = 500;
-    public static final int DEFAULT_WORKERS = 1;
-    public static final Duration DEFAULT_WAKE_INTERVAL = Duration.ofSeconds(1);
+    public static final int DEFAULT_BATCH_SIZE = 100;
+    public static final int DEFAULT_WORKERS = 4;
+    public static final Duration DEFAULT_WAKE_INTERVAL = Duration.ofMillis(500);
     public static final Duration DEFAULT_LEASE_LENGTH = Duration.ofSeconds(5);
     public static final Ordering DEFAULT_ORDERING = Ordering.PER_AGGREGATE;
     public static final ParkingPolicy DEFAULT_PARKING_POLICY = ParkingPolicy.HOLD_AGGREGATE;
-    public static final Duration DEFAULT_SHUTDOWN_DEADLINE = Duration.ofSeconds(10);
+    public static final Duration DEFAULT_SHUTDOWN_DEADLINE = Duration.ofSeconds(30);
     public static final boolean DEFAULT_PURGE_ENABLED = true;
     public static final Duration DEFAULT_PURGE_RETENTION = Duration.ofHours(24);
     public static final Duration DEFAULT_PURGE_INTERVAL = Duration.ofSeconds(60);

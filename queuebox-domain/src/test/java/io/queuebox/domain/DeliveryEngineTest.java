@@ -52,8 +52,9 @@ class DeliveryEngineTest {
         engines.forEach(engine -> engine.stop(Duration.ofSeconds(2)));
     }
 
+    /** One worker unless a test says otherwise: the tests count the claims of one claimer. */
     private static DeliverySettings.Builder settings() {
-        return DeliverySettings.builder().wakeInterval(Duration.ofMillis(50)).retryPolicy(QUICK_RETRIES)
+        return DeliverySettings.builder().workers(1).wakeInterval(Duration.ofMillis(50)).retryPolicy(QUICK_RETRIES)
                 .purgeEnabled(false).shutdownDeadline(Duration.ofSeconds(1));
     }
 

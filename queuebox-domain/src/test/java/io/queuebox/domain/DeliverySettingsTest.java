@@ -17,15 +17,15 @@ class DeliverySettingsTest {
         DeliverySettings settings = DeliverySettings.defaults();
 
         assertThat(settings.owner()).isEqualTo("queuebox");
-        assertThat(settings.batchSize()).isEqualTo(500);
-        assertThat(settings.workers()).isEqualTo(1);
-        assertThat(settings.wakeInterval()).isEqualTo(Duration.ofSeconds(1));
+        assertThat(settings.batchSize()).isEqualTo(100);
+        assertThat(settings.workers()).isEqualTo(4);
+        assertThat(settings.wakeInterval()).isEqualTo(Duration.ofMillis(500));
         assertThat(settings.leaseLength()).isEqualTo(Duration.ofSeconds(5));
         assertThat(settings.leaseRenewalInterval()).isEqualTo(Duration.ofSeconds(5).dividedBy(3));
         assertThat(settings.ordering()).isEqualTo(Ordering.PER_AGGREGATE);
         assertThat(settings.parkingPolicy()).isEqualTo(ParkingPolicy.HOLD_AGGREGATE);
         assertThat(settings.retryPolicy()).isEqualTo(RetryPolicy.defaults());
-        assertThat(settings.shutdownDeadline()).isEqualTo(Duration.ofSeconds(10));
+        assertThat(settings.shutdownDeadline()).isEqualTo(Duration.ofSeconds(30));
         assertThat(settings.purgeEnabled()).isTrue();
         assertThat(settings.purgeRetention()).isEqualTo(Duration.ofHours(24));
         assertThat(settings.purgeInterval()).isEqualTo(Duration.ofSeconds(60));

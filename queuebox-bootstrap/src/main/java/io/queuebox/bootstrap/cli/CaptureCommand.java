@@ -1,13 +1,13 @@
 package io.queuebox.bootstrap.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.queuebox.bootstrap.config.Databases;
-import io.queuebox.bootstrap.config.Keys;
-import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.embed.config.Databases;
+import io.queuebox.embed.config.Keys;
+import io.queuebox.embed.config.QueueBoxConfig;
 import io.queuebox.bootstrap.internal.DatabaseWait;
 import io.queuebox.bootstrap.internal.Logging;
-import io.queuebox.bootstrap.internal.Pools;
-import io.queuebox.bootstrap.internal.Settings;
+import io.queuebox.embed.internal.Pools;
+import io.queuebox.embed.internal.Settings;
 import io.queuebox.capture.FileCaptureStateDirectory;
 import io.queuebox.ports.CaptureIdentity;
 import io.queuebox.ports.CaptureLock;
@@ -58,10 +58,10 @@ final class CaptureCommand implements Runnable {
         try (HikariDataSource pool = Pools.captureOperator(config);
              HikariDataSource sourcePool = sourceElsewhere ? Pools.captureSourceOperator(config) : null) {
             DatabaseWait.await(pool, config.string(Keys.DATABASE_URL), config.millis(Keys.STARTUP_DATABASE_WAIT_MS),
-                    Settings.captureKeys(config, false));
+                    DatabaseWait.captureKeys(config, false));
             if (sourcePool != null) {
                 DatabaseWait.await(sourcePool, Settings.captureUrl(config), config.millis(Keys.STARTUP_DATABASE_WAIT_MS),
-                        Settings.captureKeys(config, true));
+                        DatabaseWait.captureKeys(config, true));
             }
             CaptureSettings settings = Settings.capture(config);
             OutboxDatabase database = Databases.of(config).open(pool, Settings.outbox(config));

@@ -1,11 +1,13 @@
 package io.queuebox.bootstrap.cli;
 
-import io.queuebox.bootstrap.config.ConfigException;
-import io.queuebox.bootstrap.demo.DemoCommand;
-import io.queuebox.bootstrap.config.Masking;
+import io.queuebox.embed.config.ConfigException;
+import io.queuebox.embed.config.Masking;
 import io.queuebox.bootstrap.internal.DatabaseUnreachableException;
 import java.io.PrintWriter;
 import java.util.Map;
+import java.util.ServiceLoader;
+import java.util.Set;
+import java.util.TreeSet;
 import picocli.CommandLine;
 
 /**
@@ -31,8 +33,15 @@ public final class Cli {
                         .addSubcommand(new CaptureCommand.Status(context))
                         .addSubcommand(new CaptureCommand.Reset(context))
                         .addSubcommand(new CaptureAdoptCommand(context)))
-                .addSubcommand(new DemoCommand())
                 .addSubcommand(new CommandLine.HelpCommand());
+        Set<String> added = new TreeSet<>();
+        for (CommandProvider provider : ServiceLoader.load(CommandProvider.class, Cli.class.getClassLoader())) {
+            commandLine.addSubcommand(provider.name(), provider.command());
+            added.add(provider.name());
+        }
+        if (!added.contains("demo")) {
+            commandLine.addSubcommand(new MissingDemoCommand());
+        }
         commandLine.setOut(out).setErr(err);
         commandLine.setExecutionExceptionHandler(Cli::handle);
     }

@@ -1,7 +1,7 @@
 package io.queuebox.bootstrap.cli;
 
-import io.queuebox.bootstrap.config.ConfigLoader;
-import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.embed.config.ConfigLoader;
+import io.queuebox.embed.config.QueueBoxConfig;
 import io.queuebox.ports.MessagePublisherProvider;
 import java.nio.file.Path;
 import java.util.Map;
@@ -27,7 +27,7 @@ final class CliContext {
         return configFile != null ? configFile : ConfigLoader.DEFAULT_FILE;
     }
 
-    /** @throws io.queuebox.bootstrap.config.ConfigException listing every problem */
+    /** @throws io.queuebox.embed.config.ConfigException listing every problem */
     QueueBoxConfig loadConfig() {
         return new ConfigLoader()
                 .file(configFileOrDefault(), configFile != null)

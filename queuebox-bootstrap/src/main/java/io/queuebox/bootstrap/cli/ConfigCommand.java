@@ -1,10 +1,10 @@
 package io.queuebox.bootstrap.cli;
 
-import io.queuebox.bootstrap.config.Databases;
+import io.queuebox.embed.config.Databases;
 import io.queuebox.jdbc.DatabaseProvider;
-import io.queuebox.bootstrap.config.ConfigException;
-import io.queuebox.bootstrap.config.ConfigProblem;
-import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.embed.config.ConfigException;
+import io.queuebox.embed.config.ConfigProblem;
+import io.queuebox.embed.config.QueueBoxConfig;
 import io.queuebox.bootstrap.internal.Preflight;
 import java.io.PrintWriter;
 import java.util.List;
@@ -51,6 +51,8 @@ final class ConfigCommand implements Runnable {
             DatabaseProvider database = Databases.of(config);
             out.println("Database: " + database.displayName() + " (chosen by database.url; capture modes: polling, "
                     + database.captureMode().configName() + ")");
+            // Plug-in adapters show up here, so an operator sees that the folder was read.
+            out.println("Broker providers: " + String.join(", ", CliContext.brokerNames()) + " (broker.type chooses)");
             config.describe().forEach(out::println);
             out.flush();
             return ExitCodes.OK;

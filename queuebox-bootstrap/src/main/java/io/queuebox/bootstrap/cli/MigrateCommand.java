@@ -1,17 +1,17 @@
 package io.queuebox.bootstrap.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.queuebox.bootstrap.config.Databases;
-import io.queuebox.bootstrap.config.Keys;
-import io.queuebox.bootstrap.internal.Settings;
+import io.queuebox.embed.config.Databases;
+import io.queuebox.embed.config.Keys;
+import io.queuebox.embed.internal.Settings;
 import io.queuebox.jdbc.DatabaseProvider;
 import picocli.CommandLine.Option;
-import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.embed.config.QueueBoxConfig;
 import io.queuebox.bootstrap.internal.DatabaseRights;
 import io.queuebox.bootstrap.internal.DatabaseWait;
 import io.queuebox.bootstrap.internal.Logging;
-import io.queuebox.bootstrap.internal.Migrations;
-import io.queuebox.bootstrap.internal.Pools;
+import io.queuebox.embed.internal.Migrations;
+import io.queuebox.embed.internal.Pools;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 import org.flywaydb.core.api.output.MigrateResult;

@@ -1,13 +1,13 @@
 package io.queuebox.bootstrap.cli;
 
 import com.zaxxer.hikari.HikariDataSource;
-import io.queuebox.bootstrap.config.Databases;
-import io.queuebox.bootstrap.config.Keys;
-import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.embed.config.Databases;
+import io.queuebox.embed.config.Keys;
+import io.queuebox.embed.config.QueueBoxConfig;
 import io.queuebox.bootstrap.internal.DatabaseWait;
 import io.queuebox.bootstrap.internal.Logging;
-import io.queuebox.bootstrap.internal.Pools;
-import io.queuebox.bootstrap.internal.Settings;
+import io.queuebox.embed.internal.Pools;
+import io.queuebox.embed.internal.Settings;
 import io.queuebox.ports.BacklogStats;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.ParkedEvent;

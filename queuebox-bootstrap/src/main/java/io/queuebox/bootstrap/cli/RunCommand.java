@@ -1,6 +1,6 @@
 package io.queuebox.bootstrap.cli;
 
-import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.embed.config.QueueBoxConfig;
 import io.queuebox.bootstrap.internal.Logging;
 import io.queuebox.bootstrap.internal.Relay;
 import io.queuebox.bootstrap.internal.Signals;

@@ -3,7 +3,7 @@ package io.queuebox.bootstrap.http;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
-import io.queuebox.bootstrap.config.Masking;
+import io.queuebox.embed.config.Masking;
 import io.queuebox.ports.Health;
 import java.io.IOException;
 import java.io.OutputStream;

@@ -1,8 +1,8 @@
 package io.queuebox.bootstrap.internal;
 
-import io.queuebox.bootstrap.config.ConfigException;
-import io.queuebox.bootstrap.config.ConfigProblem;
-import io.queuebox.bootstrap.config.Keys;
+import io.queuebox.embed.config.ConfigException;
+import io.queuebox.embed.config.ConfigProblem;
+import io.queuebox.embed.config.Keys;
 import io.queuebox.jdbc.OutboxDatabase;
 import java.util.List;
 

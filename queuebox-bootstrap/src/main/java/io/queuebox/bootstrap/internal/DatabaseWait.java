@@ -1,12 +1,13 @@
 package io.queuebox.bootstrap.internal;
 
-import io.queuebox.bootstrap.config.Databases;
+import io.queuebox.embed.config.Databases;
 import io.queuebox.jdbc.ConnectRefusal;
 import com.zaxxer.hikari.HikariDataSource;
-import io.queuebox.bootstrap.config.ConfigException;
-import io.queuebox.bootstrap.config.ConfigProblem;
-import io.queuebox.bootstrap.config.Keys;
-import io.queuebox.bootstrap.config.Masking;
+import io.queuebox.embed.config.ConfigException;
+import io.queuebox.embed.config.ConfigProblem;
+import io.queuebox.embed.config.Keys;
+import io.queuebox.embed.config.Masking;
+import io.queuebox.embed.config.QueueBoxConfig;
 import java.net.UnknownHostException;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -151,5 +152,24 @@ public final class DatabaseWait {
             Thread.currentThread().interrupt();
             throw new DatabaseUnreachableException("interrupted while waiting for the database", e);
         }
+    }
+
+    /**
+     * The keys a refused capture connection names: the capture account's own keys when set, and, for the
+     * capture location ({@code source}), the {@code outbox.capture.connection.*} key that moved it.
+     */
+    public static ConnectionKeys captureKeys(QueueBoxConfig config, boolean source) {
+        String user = (config.optional(Keys.CAPTURE_USERNAME).isPresent() ? Keys.CAPTURE_USERNAME : Keys.DATABASE_USERNAME).name();
+        String password = (config.optional(Keys.CAPTURE_PASSWORD).isPresent() ? Keys.CAPTURE_PASSWORD : Keys.DATABASE_PASSWORD).name();
+        String location = Keys.DATABASE_URL.name();
+        if (source) {
+            for (var key : java.util.List.of(Keys.CAPTURE_DATABASE, Keys.CAPTURE_HOST, Keys.CAPTURE_PORT)) {
+                if (config.optional(key).isPresent()) {
+                    location = key.name();
+                    break;
+                }
+            }
+        }
+        return new ConnectionKeys(user, password, location);
     }
 }

@@ -8,17 +8,22 @@ import ch.qos.logback.classic.encoder.PatternLayoutEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.ConsoleAppender;
 import ch.qos.logback.core.encoder.Encoder;
-import io.queuebox.bootstrap.config.Keys;
-import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.embed.config.Keys;
+import io.queuebox.embed.config.QueueBoxConfig;
 import io.queuebox.bootstrap.logs.ExpectedFaultFilter;
 import org.slf4j.ILoggerFactory;
 import org.slf4j.LoggerFactory;
 
 /**
  * Sets up logback from {@code log.format} and {@code log.level}: a human line format, or one JSON object per
- * line (logback's {@link JsonEncoder}). Does nothing when slf4j is bound to something else (embedding).
+ * line (logback's {@link JsonEncoder}). Does nothing when slf4j is bound to something else (embedding), and
+ * nothing when the operator gave logback a file of their own with {@code -Dlogback.configurationFile}: logback
+ * has loaded it already, and it wins over both keys.
  */
 public final class Logging {
+
+    /** Logback's own system property for a configuration file (ClassicConstants.CONFIG_FILE_PROPERTY). */
+    static final String OPERATOR_FILE_PROPERTY = ch.qos.logback.classic.ClassicConstants.CONFIG_FILE_PROPERTY;
 
     static final String TEXT_PATTERN = "%d{yyyy-MM-dd'T'HH:mm:ss.SSSXXX} %-5level [%thread] %logger{36} - %msg%n";
 
@@ -30,8 +35,18 @@ public final class Logging {
     }
 
     public static void configure(String format, String level) {
+        configure(format, level, System.getProperty(OPERATOR_FILE_PROPERTY));
+    }
+
+    /** @param operatorFile the value of {@value #OPERATOR_FILE_PROPERTY}, or {@code null} when not set */
+    static void configure(String format, String level, String operatorFile) {
         ILoggerFactory factory = LoggerFactory.getILoggerFactory();
         if (!(factory instanceof LoggerContext context)) {
+            return;
+        }
+        if (operatorFile != null && !operatorFile.isBlank()) {
+            LoggerFactory.getLogger(Logging.class).debug("logging as {} configures it; log.format and log.level unused",
+                    operatorFile);
             return;
         }
         context.reset();

@@ -1,8 +1,11 @@
 package io.queuebox.bootstrap.internal;
 
-import io.queuebox.bootstrap.config.ConfigProblem;
-import io.queuebox.bootstrap.config.Keys;
-import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.embed.internal.Settings;
+import io.queuebox.embed.internal.Publishers;
+
+import io.queuebox.embed.config.ConfigProblem;
+import io.queuebox.embed.config.Keys;
+import io.queuebox.embed.config.QueueBoxConfig;
 import io.queuebox.ports.CaptureSettings;
 import java.nio.file.Path;
 import java.util.ArrayList;

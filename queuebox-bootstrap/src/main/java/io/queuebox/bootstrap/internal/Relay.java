@@ -1,5 +1,9 @@
 package io.queuebox.bootstrap.internal;
 
+import io.queuebox.embed.internal.Pools;
+import io.queuebox.embed.internal.Settings;
+import io.queuebox.embed.internal.Publishers;
+
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
@@ -10,10 +14,10 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.queuebox.bootstrap.QueueBox;
-import io.queuebox.bootstrap.config.Keys;
-import io.queuebox.bootstrap.config.Masking;
-import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.embed.QueueBox;
+import io.queuebox.embed.config.Keys;
+import io.queuebox.embed.config.Masking;
+import io.queuebox.embed.config.QueueBoxConfig;
 import io.queuebox.bootstrap.http.DataSourceHealth;
 import io.queuebox.bootstrap.http.HealthComponent;
 import io.queuebox.bootstrap.http.HttpEndpoints;
@@ -36,7 +40,7 @@ import java.time.Instant;
 import io.queuebox.ports.CaptureSettings;
 import io.queuebox.ports.Health;
 import io.queuebox.ports.MessagePublisher;
-import io.queuebox.bootstrap.config.Databases;
+import io.queuebox.embed.config.Databases;
 import io.queuebox.jdbc.DatabaseProvider;
 import io.queuebox.jdbc.OutboxDatabase;
 import java.nio.file.Path;
@@ -72,7 +76,7 @@ public final class Relay implements AutoCloseable {
      * Starts everything; on failure closes what was started and rethrows.
      *
      * @throws io.queuebox.bootstrap.internal.DatabaseUnreachableException after {@code startup.databaseWaitMs}
-     * @throws io.queuebox.bootstrap.config.ConfigException when the broker provider rejects a setting
+     * @throws io.queuebox.embed.config.ConfigException when the broker provider rejects a setting
      */
     public static Relay start(QueueBoxConfig config) {
         Relay relay = new Relay(config);

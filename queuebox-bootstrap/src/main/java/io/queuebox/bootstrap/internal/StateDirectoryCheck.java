@@ -1,7 +1,7 @@
 package io.queuebox.bootstrap.internal;
 
-import io.queuebox.bootstrap.config.ConfigProblem;
-import io.queuebox.bootstrap.config.Keys;
+import io.queuebox.embed.config.ConfigProblem;
+import io.queuebox.embed.config.Keys;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;

@@ -1,6 +1,6 @@
 package io.queuebox.bootstrap.logs;
 
-import io.queuebox.bootstrap.config.Masking;
+import io.queuebox.embed.config.Masking;
 import java.io.EOFException;
 import java.net.ConnectException;
 import java.net.SocketException;

@@ -2,7 +2,7 @@ package io.queuebox.bootstrap.example;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
-import io.queuebox.bootstrap.QueueBox;
+import io.queuebox.embed.QueueBox;
 import io.queuebox.domain.DeliverySettings;
 import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.OutboxWriter;

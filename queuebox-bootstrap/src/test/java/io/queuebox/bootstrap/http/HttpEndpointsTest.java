@@ -8,7 +8,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.queuebox.bootstrap.metrics.DeliveryMetrics;
+import io.queuebox.embed.metrics.DeliveryMetrics;
 import io.queuebox.ports.Health;
 import io.queuebox.testkit.services.TestServices;
 import java.io.IOException;

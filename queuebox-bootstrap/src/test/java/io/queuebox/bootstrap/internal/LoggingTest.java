@@ -42,6 +42,27 @@ class LoggingTest {
     }
 
     @Test
+    void anOperatorsLogbackFileIsLeftInCharge() throws Exception {
+        ch.qos.logback.classic.LoggerContext context = (ch.qos.logback.classic.LoggerContext) LoggerFactory.getILoggerFactory();
+        context.reset();
+        ch.qos.logback.core.read.ListAppender<ch.qos.logback.classic.spi.ILoggingEvent> operators =
+                new ch.qos.logback.core.read.ListAppender<>();
+        operators.setName("operators");
+        operators.setContext(context);
+        operators.start();
+        context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).addAppender(operators);
+        context.getLogger("io.queuebox").setLevel(ch.qos.logback.classic.Level.DEBUG);
+
+        Logging.configure("json", "WARN", "/etc/queuebox/logback.xml");
+        LoggerFactory.getLogger("io.queuebox.test").debug("kept at the operator's level");
+
+        assertThat(context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).getAppender("operators")).isSameAs(operators);
+        assertThat(context.getLogger(org.slf4j.Logger.ROOT_LOGGER_NAME).getAppender("console")).isNull();
+        assertThat(operators.list).extracting(ch.qos.logback.classic.spi.ILoggingEvent::getFormattedMessage)
+                .contains("kept at the operator's level");
+    }
+
+    @Test
     void textFormatWritesAHumanLine() {
         String output = logOneLine("text");
 

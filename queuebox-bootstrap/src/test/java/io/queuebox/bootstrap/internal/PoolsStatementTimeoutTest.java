@@ -1,12 +1,15 @@
 package io.queuebox.bootstrap.internal;
 
+import io.queuebox.embed.internal.Pools;
+import io.queuebox.embed.internal.Migrations;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.queuebox.bootstrap.TestDatabase;
-import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.embed.config.QueueBoxConfig;
 import io.queuebox.ports.ClaimRequest;
 import io.queuebox.ports.Ordering;
 import io.queuebox.ports.OutboxStore;

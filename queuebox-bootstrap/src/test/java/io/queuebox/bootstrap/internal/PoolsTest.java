@@ -1,12 +1,14 @@
 package io.queuebox.bootstrap.internal;
 
+import io.queuebox.embed.internal.Pools;
+
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.zaxxer.hikari.HikariDataSource;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.queuebox.bootstrap.config.QueueBoxConfig;
+import io.queuebox.embed.config.QueueBoxConfig;
 import io.queuebox.testkit.services.TestServices;
 import java.sql.Connection;
 import java.time.Duration;

@@ -42,6 +42,22 @@ public final class AllRules {
     static final ArchRule each_broker_client_is_used_only_by_its_inbox_helper =
             QueueBoxArchitecture.each_broker_client_is_used_only_by_its_inbox_helper;
 
+    @ArchTest
+    static final ArchRule adapters_do_not_depend_on_the_embedding_library =
+            QueueBoxArchitecture.adapters_do_not_depend_on_the_embedding_library;
+
+    @ArchTest
+    static final ArchRule the_embedding_library_names_no_concrete_database_adapter =
+            QueueBoxArchitecture.the_embedding_library_names_no_concrete_database_adapter;
+
+    @ArchTest
+    static final ArchRule the_starter_names_no_concrete_database_adapter =
+            QueueBoxArchitecture.the_starter_names_no_concrete_database_adapter;
+
+    @ArchTest
+    static final ArchRule the_embedding_library_and_the_starter_carry_no_cli_demo_logging_backend_or_test_framework =
+            QueueBoxArchitecture.the_embedding_library_and_the_starter_carry_no_cli_demo_logging_backend_or_test_framework;
+
     private AllRules() {
     }
 }

@@ -44,6 +44,19 @@ public final class QueueBoxArchitecture {
     public static final String PORTS = "io.queuebox.ports";
     public static final String DOMAIN = "io.queuebox.domain";
     public static final String BOOTSTRAP = "io.queuebox.bootstrap";
+    /** The lean library embedders depend on ({@code queuebox-embed}): builder, keys, pools, metrics. */
+    public static final String EMBED = "io.queuebox.embed";
+    /** The Spring Boot starter, built on {@link #EMBED}. */
+    public static final String SPRING = "io.queuebox.spring";
+    /** The demo ({@code queuebox-demo}), the only module allowed embedded servers. */
+    public static final String DEMO = "io.queuebox.demo";
+    /**
+     * What the embedding library and the starter must not carry into an application: the runnable jar's CLI and
+     * logging backend, the demo, test frameworks and in-process servers.
+     */
+    public static final List<String> NOT_FOR_EMBEDDERS = List.of("io.queuebox.bootstrap..", "io.queuebox.demo..",
+            "picocli..", "ch.qos.logback..", "org.junit..", "org.assertj..", "io.zonky..",
+            "org.apache.kafka.common.test..", "kafka.server..", "org.testcontainers..");
     /** Test support that resolves services from environment variables, like the bootstrap does. */
     public static final String TESTKIT_SERVICES = "io.queuebox.testkit.services";
     /** The package of every adapter module. */
@@ -116,7 +129,19 @@ public final class QueueBoxArchitecture {
     public static final ArchRule adapter_support_depends_on_no_adapter =
             adapterSupportDependsOnNoAdapter(ADAPTER_SUPPORT, ADAPTERS.toArray(String[]::new));
 
+    public static final ArchRule adapters_do_not_depend_on_the_embedding_library =
+            adaptersDoNotDependOnTheBootstrap(EMBED, adaptersAndTheirSupport());
+
     public static final ArchRule modules_are_free_of_cycles = modulesAreFreeOfCycles(ROOT);
+
+    public static final ArchRule the_embedding_library_names_no_concrete_database_adapter =
+            theBootstrapNamesNoDatabaseAdapter(EMBED, DATABASE_ADAPTERS.toArray(String[]::new));
+
+    public static final ArchRule the_starter_names_no_concrete_database_adapter =
+            theBootstrapNamesNoDatabaseAdapter(SPRING, DATABASE_ADAPTERS.toArray(String[]::new));
+
+    public static final ArchRule the_embedding_library_and_the_starter_carry_no_cli_demo_logging_backend_or_test_framework =
+            leanForEmbedders(List.of(EMBED, SPRING), NOT_FOR_EMBEDDERS);
 
     public static final ArchRule the_bootstrap_names_no_concrete_database_adapter =
             theBootstrapNamesNoDatabaseAdapter(BOOTSTRAP, DATABASE_ADAPTERS.toArray(String[]::new));
@@ -140,7 +165,11 @@ public final class QueueBoxArchitecture {
                 adapter_support_depends_on_no_adapter, the_bootstrap_names_no_concrete_database_adapter,
                 modules_are_free_of_cycles, the_domain_neither_reads_the_wall_clock_nor_sleeps,
                 only_the_bootstrap_reads_environment_variables_and_system_properties,
-                each_broker_client_is_used_only_by_its_inbox_helper);
+                each_broker_client_is_used_only_by_its_inbox_helper,
+                adapters_do_not_depend_on_the_embedding_library,
+                the_embedding_library_names_no_concrete_database_adapter,
+                the_starter_names_no_concrete_database_adapter,
+                the_embedding_library_and_the_starter_carry_no_cli_demo_logging_backend_or_test_framework);
     }
 
     /** The rules an adapter module applies to itself. */
@@ -225,6 +254,20 @@ public final class QueueBoxArchitecture {
                 .because("the database is chosen from database.url through the DatabaseProvider of each adapter "
                         + "(META-INF/services): reach the store, writer, scripts and capture pieces through "
                         + "Databases and OutboxDatabase, or add what is missing to DatabaseProvider")
+                .allowEmptyShould(true);
+    }
+
+    /**
+     * No class of {@code libraryPackages} depends on the {@code forbidden} packages (patterns such as
+     * {@code picocli..}): what an application embeds stays free of the runnable jar's CLI and logging backend,
+     * of the demo, and of test frameworks and in-process servers.
+     */
+    public static ArchRule leanForEmbedders(List<String> libraryPackages, List<String> forbidden) {
+        return noClasses().that().resideInAnyPackage(subPackages(libraryPackages.toArray(String[]::new)))
+                .should().dependOnClassesThat().resideInAnyPackage(forbidden.toArray(String[]::new))
+                .because("an application depends on queuebox-embed (or the starter) and must not inherit a CLI, a"
+                        + " logging backend, the demo's servers or a test framework: keep such code in"
+                        + " queuebox-bootstrap or queuebox-demo, or in test scope")
                 .allowEmptyShould(true);
     }
 

@@ -6,6 +6,7 @@ import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adaptersDoNo
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adaptersDoNotDependOnTheBootstrap;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.adaptersDoNotDependOnTheDomain;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.domainDependsOnlyOnPortsAndTheJdk;
+import static io.queuebox.testkit.architecture.QueueBoxArchitecture.leanForEmbedders;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.modulesAreFreeOfCycles;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.noInfrastructureIn;
 import static io.queuebox.testkit.architecture.QueueBoxArchitecture.noWallClockOrSleepIn;
@@ -116,6 +117,19 @@ class QueueBoxArchitectureRulesTest {
     }
 
     @Test
+    void anEmbeddingLibraryUsingTheCliOrATestFrameworkBreaksTheLeanLibraryRule() {
+        assertViolation(leanForEmbedders(List.of(BAD + ".embed"), List.of(BAD + ".bootstrap..", "org.junit..")),
+                BAD_CLASSES)
+                .hasMessageContaining("BuilderUsingTheCli")
+                .hasMessageContaining("archfixture.bad.bootstrap.Main")
+                .hasMessageContaining("org.junit.jupiter.api.Assertions");
+        assertPasses(leanForEmbedders(List.of(GOOD + ".embed"), List.of(GOOD + ".bootstrap..", "org.junit..")),
+                GOOD_CLASSES);
+        assertThat(QueueBoxArchitecture.NOT_FOR_EMBEDDERS).contains("picocli..", "ch.qos.logback..", "org.junit..",
+                "io.zonky..", "io.queuebox.demo..");
+    }
+
+    @Test
     void twoModulesDependingOnEachOtherBreakTheCycleRule() {
         assertViolation(modulesAreFreeOfCycles(CYCLE), CYCLE_CLASSES)
                 .hasMessageContaining("archfixture.cycle.a")
@@ -188,7 +202,15 @@ class QueueBoxArchitectureRulesTest {
         assertSameRule(QueueBoxArchitecture.each_broker_client_is_used_only_by_its_inbox_helper,
                 brokerClientsOnlyInTheirHelpers("io.queuebox.inbox", java.util.Map.of(
                         "org.apache.kafka", "io.queuebox.inbox.kafka", "com.rabbitmq", "io.queuebox.inbox.rabbitmq")));
-        assertThat(QueueBoxArchitecture.all()).hasSize(12).doesNotContainNull();
+        assertSameRule(QueueBoxArchitecture.adapters_do_not_depend_on_the_embedding_library,
+                adaptersDoNotDependOnTheBootstrap("io.queuebox.embed", adaptersAndSupport));
+        assertSameRule(QueueBoxArchitecture.the_embedding_library_names_no_concrete_database_adapter,
+                theBootstrapNamesNoDatabaseAdapter("io.queuebox.embed", "io.queuebox.postgres", "io.queuebox.sqlserver"));
+        assertSameRule(QueueBoxArchitecture.the_starter_names_no_concrete_database_adapter,
+                theBootstrapNamesNoDatabaseAdapter("io.queuebox.spring", "io.queuebox.postgres", "io.queuebox.sqlserver"));
+        assertSameRule(QueueBoxArchitecture.the_embedding_library_and_the_starter_carry_no_cli_demo_logging_backend_or_test_framework,
+                leanForEmbedders(List.of("io.queuebox.embed", "io.queuebox.spring"), QueueBoxArchitecture.NOT_FOR_EMBEDDERS));
+        assertThat(QueueBoxArchitecture.all()).hasSize(16).doesNotContainNull();
     }
 
     @Test

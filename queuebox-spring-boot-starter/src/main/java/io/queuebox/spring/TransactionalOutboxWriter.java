@@ -1,0 +1,95 @@
+package io.queuebox.spring;
+
+import io.queuebox.ports.OutboxEvent;
+import io.queuebox.ports.OutboxWriter;
+import java.sql.Connection;
+import java.util.List;
+import java.util.Objects;
+import javax.sql.DataSource;
+import org.springframework.jdbc.datasource.ConnectionHolder;
+import org.springframework.jdbc.datasource.DataSourceUtils;
+import org.springframework.transaction.support.TransactionSynchronization;
+import org.springframework.transaction.support.TransactionSynchronizationManager;
+
+/**
+ * Writes events in the application's current Spring transaction: on the connection that
+ * {@link DataSourceUtils#getConnection} binds to it (the one {@code JdbcTemplate}, {@code JdbcClient} and JPA's
+ * JDBC work use), so they commit or roll back with the business change. After the commit, and only then,
+ * delivery is woken, so the event is claimed at once instead of at the next poll.
+ *
+ * <pre>{@code
+ * @Transactional
+ * public void place(Order order) {
+ *     jdbc.update("INSERT INTO orders ...", ...);
+ *     outbox.enqueue(OutboxEvent.of("order", order.id(), "OrderPlaced", json));
+ * }
+ * }</pre>
+ */
+public class TransactionalOutboxWriter {
+
+    private final DataSource dataSource;
+    private final OutboxWriter<Connection> writer;
+    private final QueueBoxRelay relay;
+    /** The key under which one wake-up per transaction is registered, however many events it writes. */
+    private final Object wakeKey = new Object();
+
+    public TransactionalOutboxWriter(DataSource dataSource, OutboxWriter<Connection> writer, QueueBoxRelay relay) {
+        this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
+        this.writer = Objects.requireNonNull(writer, "writer");
+        this.relay = Objects.requireNonNull(relay, "relay");
+    }
+
+    /**
+     * Adds the event to the outbox in the current transaction.
+     *
+     * @throws IllegalStateException when no Spring transaction is active (the event would commit on its own,
+     *                               without the business change)
+     */
+    public void enqueue(OutboxEvent event) {
+        Objects.requireNonNull(event, "event");
+        enqueueAll(List.of(event));
+    }
+
+    /** {@link #enqueue} for several events, in their order. */
+    public void enqueueAll(List<OutboxEvent> events) {
+        Objects.requireNonNull(events, "events");
+        if (!TransactionSynchronizationManager.isActualTransactionActive()
+                || !TransactionSynchronizationManager.isSynchronizationActive()) {
+            throw new IllegalStateException("QueueBox writes events in the current Spring transaction, and none is"
+                    + " active: call TransactionalOutboxWriter from a @Transactional method (or a TransactionTemplate)"
+                    + " that also makes the business change, so both commit together or not at all");
+        }
+        if (!(TransactionSynchronizationManager.getResource(dataSource) instanceof ConnectionHolder holder)
+                || !holder.isSynchronizedWithTransaction()) {
+            // A transaction of another resource (another DataSource, JMS): a connection taken now would auto-commit.
+            throw new IllegalStateException("QueueBox writes events in the current Spring transaction, but that"
+                    + " transaction does not manage QueueBox's DataSource: use a DataSourceTransactionManager or"
+                    + " JpaTransactionManager on the DataSource that holds the outbox table");
+        }
+        Connection connection = DataSourceUtils.getConnection(dataSource);
+        try {
+            writer.enqueueAll(connection, events);
+        } finally {
+            DataSourceUtils.releaseConnection(connection, dataSource);
+        }
+        wakeAfterCommit();
+    }
+
+    private void wakeAfterCommit() {
+        if (TransactionSynchronizationManager.hasResource(wakeKey)) {
+            return;
+        }
+        TransactionSynchronizationManager.bindResource(wakeKey, Boolean.TRUE);
+        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
+            @Override
+            public void afterCommit() {
+                relay.wake();
+            }
+
+            @Override
+            public void afterCompletion(int status) {
+                TransactionSynchronizationManager.unbindResourceIfPossible(wakeKey);
+            }
+        });
+    }
+}
