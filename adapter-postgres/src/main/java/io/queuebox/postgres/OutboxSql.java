@@ -178,9 +178,12 @@ final class OutboxSql {
         // another claimer holds) would stay locked for the whole claim. It leaves out the rows that running
         // transactions hold instead, and lockChosen locks what it chose.
         String lockOrSkipHeld = held ? "" : " FOR UPDATE OF o SKIP LOCKED";
-        String notHeld = held ? " AND NOT " + HELD.replace("%", "o") : "";
+        // This transaction's own id is never in its snapshot's running list: once a later transaction has
+        // finished, the rows its earlier rounds locked look free to it. Those rows (:taken) count as held too.
+        String heldOrTaken = "(" + HELD + " OR %.event_id = ANY(:taken))";
+        String notHeld = held ? " AND NOT " + heldOrTaken.replace("%", "o") : "";
         // A row a running transaction holds is in flight, like a leased one: it holds back its later siblings.
-        String heldToo = held ? " OR " + HELD : "";
+        String heldToo = held ? " OR " + heldOrTaken : "";
         String holds = "(%.status = 'pending' OR :parkedHolds)";
         String windowEnd = "window_end AS MATERIALIZED (SELECT max(w.seq) AS seq, count(*) AS pending FROM"
                 + " (SELECT p.seq FROM " + t + " p WHERE p.status = 'pending' AND " + READY_AT.replace("%", "p")
@@ -196,7 +199,7 @@ final class OutboxSql {
         String needFar = "need_far AS MATERIALIZED (SELECT (SELECT count(*) FROM near) < :maxRows"
                 + " AND (SELECT pending FROM window_end) >= :window AS yes)";
         String head = "SELECT h.aggregate_type, h.aggregate_id, h.seq, h.status, "
-                + (held ? HELD.replace("%", "h") : "false") + " AS held, " + READY_AT.replace("%", "h")
+                + (held ? heldOrTaken.replace("%", "h") : "false") + " AS held, " + READY_AT.replace("%", "h")
                 + " AS ready_at FROM " + t + " h WHERE h.status <> 'sent' AND " + holds.replace("%", "h");
         String heads = "heads AS (SELECT * FROM (" + head + " AND (SELECT yes FROM need_far)"
                 + " ORDER BY h.aggregate_type, h.aggregate_id, h.seq LIMIT 1) first_head"
@@ -209,7 +212,7 @@ final class OutboxSql {
         String farRows = "far_rows AS (SELECT r.event_id, r.status, bool_or(NOT r.passable) OVER"
                 + " (PARTITION BY r.aggregate_type, r.aggregate_id ORDER BY r.seq) AS cut FROM far_heads f"
                 + " CROSS JOIN LATERAL (SELECT e.event_id, e.seq, e.aggregate_type, e.aggregate_id, e.status,"
-                + " (e.status = 'pending' AND " + READY_AT.replace("%", "e") + " <= now()" + (held ? " AND NOT " + HELD.replace("%", "e") : "")
+                + " (e.status = 'pending' AND " + READY_AT.replace("%", "e") + " <= now()" + (held ? " AND NOT " + heldOrTaken.replace("%", "e") : "")
                 + ") OR (e.status = 'parked' AND NOT :parkedHolds) AS passable FROM " + t + " e"
                 + " WHERE e.aggregate_type = f.aggregate_type AND e.aggregate_id = f.aggregate_id"
                 + " AND e.status <> 'sent' AND e.seq >= f.seq ORDER BY e.seq"

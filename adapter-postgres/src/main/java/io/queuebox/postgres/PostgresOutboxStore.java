@@ -187,6 +187,7 @@ final class PostgresOutboxStore implements OutboxStore {
                     .bind("maxRows", maxRows)
                     .bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
                     .bind("window", OutboxSql.claimWindow(maxRows))
+                    .bindArray("taken", UUID.class, taken)
                     .map((rs, ctx) -> claimed(rs, token))
                     .list();
             if (chosen.isEmpty()) {
