@@ -165,9 +165,9 @@ final class PostgresOutboxStore implements OutboxStore {
     }
 
     /** Starts (or restarts) the countdown after which PostgreSQL ends the held claim's idle transaction. */
-    private static void holdFor(Handle handle, Duration leaseLength) {
+    private void holdFor(Handle handle, Duration leaseLength) {
         long millis = Math.max(1, Math.min(Integer.MAX_VALUE, leaseLength.toMillis()));
-        plain(handle.createQuery("SELECT set_config('idle_in_transaction_session_timeout', :millis, true)"))
+        plain(handle.createQuery(sql.holdFor))
                 .bind("millis", Long.toString(millis)).mapTo(String.class).one();
     }
 
@@ -198,7 +198,7 @@ final class PostgresOutboxStore implements OutboxStore {
                 // Parked before anything is locked, in a transaction of their own, so the parking shows at once and
                 // not when this batch's outcomes do; under HOLD_AGGREGATE the rows behind them are not taken.
                 jdbi.useHandle(own -> parkHeld(own, undeliverable));
-                chosen = withoutRowsHeldBehind(chosen, request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE);
+                chosen = Sorted.of(chosen, request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE).deliverable();
             }
             Map<UUID, Integer> locked = new HashMap<>();
             if (!chosen.isEmpty()) {
@@ -236,18 +236,27 @@ final class PostgresOutboxStore implements OutboxStore {
         }
     }
 
-    /** The deliverable chosen rows, without those behind an undeliverable one of their aggregate when it holds. */
-    private static List<Claimed> withoutRowsHeldBehind(List<Claimed> chosen, boolean hold) {
-        Set<AggregateRef> held = new HashSet<>();
-        List<Claimed> rest = new ArrayList<>();
-        for (Claimed row : chosen) {
-            if (row.undeliverable() != null) {
-                held.add(row.aggregate());
-            } else if (!hold || !held.contains(row.aggregate())) {
-                rest.add(row);
+    /**
+     * Claimed rows sorted by the parking rule: those to deliver, and those behind an undeliverable row of their
+     * aggregate when parked rows hold their aggregate. The undeliverable rows themselves are in neither list.
+     */
+    private record Sorted(List<Claimed> deliverable, List<UUID> heldBehind) {
+
+        static Sorted of(List<Claimed> rows, boolean hold) {
+            Set<AggregateRef> held = new HashSet<>();
+            List<Claimed> deliverable = new ArrayList<>();
+            List<UUID> heldBehind = new ArrayList<>();
+            for (Claimed row : rows) {
+                if (row.undeliverable() != null) {
+                    held.add(row.aggregate());
+                } else if (hold && held.contains(row.aggregate())) {
+                    heldBehind.add(row.eventId());
+                } else {
+                    deliverable.add(row);
+                }
             }
+            return new Sorted(deliverable, heldBehind);
         }
-        return rest;
     }
 
     private void parkHeld(Handle handle, List<Claimed> undeliverable) {
@@ -370,23 +379,12 @@ final class PostgresOutboxStore implements OutboxStore {
                 .bindArray("ids", UUID.class, undeliverable.stream().map(Claimed::eventId).toList())
                 .bindArray("reasons", String.class, undeliverable.stream().map(c -> storable(c.undeliverable())).toList())
                 .execute();
-        Set<AggregateRef> held = new HashSet<>();
-        List<UUID> released = new ArrayList<>();
-        List<ClaimedDelivery> deliveries = new ArrayList<>();
-        for (Claimed row : claimed) {
-            if (row.undeliverable() != null) {
-                held.add(row.aggregate());
-            } else if (hold && held.contains(row.aggregate())) {
-                released.add(row.eventId());
-            } else {
-                deliveries.add(row.delivery());
-            }
-        }
-        if (!released.isEmpty()) {
+        Sorted sorted = Sorted.of(claimed, hold);
+        if (!sorted.heldBehind().isEmpty()) {
             plain(handle.createUpdate(sql.release)).bind("token", token.value())
-                    .bindArray("ids", UUID.class, released).execute();
+                    .bindArray("ids", UUID.class, sorted.heldBehind()).execute();
         }
-        return new Round(deliveries, true);
+        return new Round(sorted.deliverable().stream().map(Claimed::delivery).toList(), true);
     }
 
     /**
