@@ -42,6 +42,8 @@ final class BenchDatabase implements AutoCloseable {
     final OutboxTable table;
     /** The same table and store, with {@code outbox.deleteOnSend}: a sent row is deleted instead of marked. */
     final OutboxDatabase deletingOutbox;
+    /** The same table and store, with {@code outbox.holdRowLocks}: a claim holds row locks instead of writing leases. */
+    final OutboxDatabase holdingOutbox;
     private final HikariDataSource pool;
     private final AtomicLong statements = new AtomicLong();
     private final DataSource counting;
@@ -72,6 +74,7 @@ final class BenchDatabase implements AutoCloseable {
         provider.open(pool, table).createSchema();
         outbox = provider.open(counting, table);
         deletingOutbox = provider.open(counting, new OutboxTable(table.schema(), table.table(), true, OptionalInt.empty()));
+        holdingOutbox = provider.open(counting, new OutboxTable(table.schema(), table.table(), false, OptionalInt.empty(), true));
     }
 
     /** The PostgreSQL settings that move the figures, as SHOW answers them. */

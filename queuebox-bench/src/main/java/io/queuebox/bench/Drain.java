@@ -1,5 +1,6 @@
 package io.queuebox.bench;
 
+import io.queuebox.jdbc.OutboxDatabase;
 import io.queuebox.ports.MessagePublisher;
 import java.io.PrintStream;
 import java.time.Duration;
@@ -32,11 +33,22 @@ final class Drain {
      */
     Run relay(String broker, boolean ordered, int workers, int batch, int rows, int aggregates, boolean deleteOnSend)
             throws Exception {
+        return relay(broker, ordered, workers, batch, rows, aggregates, deleteOnSend ? db.deletingOutbox : db.outbox,
+                deleteOnSend);
+    }
+
+    /** The same, with claims that hold their rows' locks ({@code outbox.holdRowLocks}) instead of writing leases. */
+    Run holdingRelay(String broker, boolean ordered, int workers, int batch, int rows, int aggregates) throws Exception {
+        return relay(broker, ordered, workers, batch, rows, aggregates, db.holdingOutbox, false);
+    }
+
+    private Run relay(String broker, boolean ordered, int workers, int batch, int rows, int aggregates,
+                      OutboxDatabase outbox, boolean deleteOnSend) throws Exception {
         db.reset();
         db.fill(rows, aggregates);
         MessagePublisher publisher = broker.equals("none") ? Relay.NO_OP : brokers.relayPublisher(broker);
         try {
-            Relay relay = new Relay((deleteOnSend ? db.deletingOutbox : db.outbox).store(), publisher,
+            Relay relay = new Relay(outbox.store(), publisher,
                     Relay.settings(ordered, workers, batch, Duration.ofMillis(100)), List.of());
             Cpu cpu = Cpu.start();
             long start = System.nanoTime();

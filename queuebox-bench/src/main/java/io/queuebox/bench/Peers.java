@@ -13,7 +13,9 @@ import java.util.concurrent.Callable;
  * of pending rows (batch 500, the same aggregates and payload), in interleaved repetitions (every contestant once,
  * in a fixed order, then again), medians reported. Two groups: one loop / one relay worker / one gruelbox thread,
  * and two loops / two relay workers / eight gruelbox threads (the machine's cores, and gruelbox's usual pool).
- * QueueBox runs without ordering here: neither the floor nor gruelbox 4.x orders anything. Each row's ratio is to
+ * QueueBox runs without ordering here (neither the floor nor gruelbox 4.x orders anything), except in two rows of
+ * the second group that show what per-aggregate ordering costs; rows marked holdRowLocks claim by holding row locks
+ * for the batch instead of writing a lease on each row. Each row's ratio is to
  * the floor of its group that marks as it does (UPDATE, or DELETE for QueueBox with deleteOnSend and for
  * gruelbox, which deletes a processed entry).
  */
@@ -51,7 +53,16 @@ final class Peers {
                     () -> drain.relay("none", false, loops, batch, rows, aggregates, false)));
             contestants.add(new Contestant(group, "QueueBox → " + broker, Floor.Marking.UPDATE,
                     () -> drain.relay(broker, false, loops, batch, rows, aggregates, false)));
+            // Claims that hold row locks (outbox.holdRowLocks) instead of writing a lease on each row.
+            contestants.add(new Contestant(group, "QueueBox, no-op publisher, holdRowLocks", Floor.Marking.UPDATE,
+                    () -> drain.holdingRelay("none", false, loops, batch, rows, aggregates)));
+            contestants.add(new Contestant(group, "QueueBox → " + broker + ", holdRowLocks", Floor.Marking.UPDATE,
+                    () -> drain.holdingRelay(broker, false, loops, batch, rows, aggregates)));
             if (loops == 2) {
+                contestants.add(new Contestant(group, "QueueBox → " + broker + ", per-aggregate", Floor.Marking.UPDATE,
+                        () -> drain.relay(broker, true, loops, batch, rows, aggregates, false)));
+                contestants.add(new Contestant(group, "QueueBox → " + broker + ", per-aggregate, holdRowLocks",
+                        Floor.Marking.UPDATE, () -> drain.holdingRelay(broker, true, loops, batch, rows, aggregates)));
                 contestants.add(new Contestant(group, "QueueBox → " + broker + ", deleteOnSend", Floor.Marking.DELETE,
                         () -> drain.relay(broker, false, loops, batch, rows, aggregates, true)));
             }
