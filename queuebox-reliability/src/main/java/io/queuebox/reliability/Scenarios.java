@@ -11,10 +11,14 @@ import java.sql.Connection;
 import java.sql.DriverManager;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
+import java.util.UUID;
 
 /** The scenarios of docs/reliability.md, each judged by {@link Verdict} plus its own checks. */
 final class Scenarios {
@@ -38,6 +42,8 @@ final class Scenarios {
         all.put("poison-rabbitmq", PoisonScenarios::rabbit);
         all.put("poison-kafka", PoisonScenarios::kafka);
         all.put("lease-expiry", Scenarios::leaseExpiry);
+        all.put("kill-9-held-locks", (bed, form) -> killDuringPublish(bed, form, true));
+        all.put("kill-9-leased", (bed, form) -> killDuringPublish(bed, form, false));
         all.put("capture-faults", CaptureScenario::run);
         return all;
     }
@@ -238,6 +244,63 @@ final class Scenarios {
                         + " exercise fencing (queuebox_lease_lost_rows_total " + fenced + ")");
             }
             return outcome;
+        }
+    }
+
+    /** How long a killed relay's rows may wait for the others: the target of claims that hold row locks. */
+    static final Duration KILLED_ROWS_FREED_WITHIN = Duration.ofSeconds(5);
+
+    /**
+     * 8: two relays with the default 30 s lease; relay A's broker traffic stops mid-run, so its publishes hang
+     * while it holds their rows (and, per aggregate, the rows behind them); then A is killed with SIGKILL. With
+     * claims that hold row locks ({@code outbox.holdRowLocks}) PostgreSQL ends A's transactions when its
+     * connections close, and relay B must deliver every row that was pending at the kill within 5 s. With
+     * leased claims (the comparison) those rows wait for the lease.
+     */
+    static Trial.Outcome killDuringPublish(Bed bed, Form form, boolean holdRowLocks) throws Exception {
+        try (Trial trial = new Trial(bed, holdRowLocks ? "kill-9-held-locks" : "kill-9-leased", "rabbitmq")) {
+            TcpProxy brokerProxy = new TcpProxy(Bed.RABBIT_HOST, Bed.RABBIT_PORT);
+            trial.closeLater(brokerProxy);
+            Map<String, String> holding = Map.of("outbox.holdRowLocks", Boolean.toString(holdRowLocks),
+                    "outbox.leaseMs", "30000");
+            Map<String, String> stuck = new HashMap<>(holding);
+            stuck.put("broker.rabbitmq.uri", bed.rabbitUri(brokerProxy.port()));
+            stuck.put("broker.rabbitmq.confirm.timeout.ms", "60000");
+            RelayProcess killed = trial.startRelay(stuck);
+            RelayProcess other = trial.startRelay(holding);
+            trial.produce(workload(form.transactionsPerSecond(), 9));
+            Thread.sleep(form.steady().toMillis());
+            brokerProxy.cut();
+            // B delivers every free row within a poll; rows pending for 2 s are held by A or queued behind them.
+            String stalled = "status = 'pending' AND created_at < now() - interval '2 seconds'";
+            long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
+            while (trial.count(stalled) == 0) {
+                if (System.nanoTime() > deadline) {
+                    trial.failures.add("relay A never held rows for 2 s within 30 s of its broker cut");
+                    break;
+                }
+                Thread.sleep(100);
+            }
+            Set<UUID> pendingAtKill = trial.eventIds("status = 'pending'");
+            trial.notes.put("rowsStalledAtKill", trial.count(stalled));
+            trial.notes.put("rowsPendingAtKill", pendingAtKill.size());
+            long killedAt = System.nanoTime();
+            killed.kill();
+            while (!trial.receipts.containsAll(pendingAtKill)
+                    && System.nanoTime() - killedAt < Duration.ofSeconds(60).toNanos()) {
+                Thread.sleep(50);
+            }
+            double seconds = (System.nanoTime() - killedAt) / 1e9;
+            trial.notes.put("secondsUntilPendingAtKillDelivered", Math.round(seconds * 10) / 10.0);
+            if (holdRowLocks && seconds > KILLED_ROWS_FREED_WITHIN.toSeconds()) {
+                trial.failures.add(String.format(Locale.ROOT, "the rows pending when relay A was killed took"
+                        + " %.1f s to arrive (more than %d s; the lease is 30 s)", seconds,
+                        KILLED_ROWS_FREED_WITHIN.toSeconds()));
+            }
+            trial.faultEnded();
+            Thread.sleep(form.steady().toMillis());
+            requireAlive(trial, other);
+            return trial.finish(DRAIN);
         }
     }
 

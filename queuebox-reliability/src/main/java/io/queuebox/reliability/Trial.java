@@ -8,8 +8,10 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 
@@ -141,6 +143,18 @@ final class Trial implements AutoCloseable {
             }
         }
         return rows;
+    }
+
+    Set<UUID> eventIds(String where) throws SQLException {
+        Set<UUID> ids = new HashSet<>();
+        try (Connection connection = DriverManager.getConnection(jdbcUrl());
+             Statement statement = connection.createStatement();
+             ResultSet result = statement.executeQuery("SELECT event_id FROM public.queuebox_outbox WHERE " + where)) {
+            while (result.next()) {
+                ids.add(result.getObject(1, UUID.class));
+            }
+        }
+        return ids;
     }
 
     long count(String where) throws SQLException {
