@@ -1,6 +1,7 @@
 package io.queuebox.postgres;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.queuebox.ports.ClaimRequest;
 import io.queuebox.ports.ClaimedDelivery;
@@ -8,6 +9,7 @@ import io.queuebox.ports.Ordering;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.ParkingPolicy;
 import io.queuebox.ports.ReplaySelector;
+import io.queuebox.testkit.services.TestServices;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.time.Duration;
@@ -16,6 +18,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
 
 /** Findings of the review of claims that hold row locks, each a scenario that failed before its fix. */
 class PostgresHeldClaimReviewTest {
@@ -86,6 +89,51 @@ class PostgresHeldClaimReviewTest {
         assertThat(store.parked(ReplaySelector.allParked(), 10)).extracting(parked -> parked.event().eventId())
                 .containsExactlyInAnyOrder(b1, c1);
         assertThat(store.markSent(batch.lease(), List.of(a1))).isEqualTo(1);
+    }
+
+    /**
+     * The commit that ends a held claim can fail (a deferred constraint, a serialization failure, a server that
+     * goes away in the middle). The outcome call must then say so, give back the connection it held, and leave
+     * every row of the batch claimable again: the whole batch rolled back, nothing marked.
+     */
+    @Test
+    void aCommitThatFailsGivesBackItsConnectionAndItsRows() throws Exception {
+        String application = "held-commit-" + UUID.randomUUID().toString().substring(0, 8);
+        PGSimpleDataSource named = new PGSimpleDataSource();
+        named.setURL(TestServices.postgresUrl());
+        named.setApplicationName(application);
+        OutboxStore namedStore = PostgresOutbox.store(named, settings);
+        UUID a1 = db.insertRow(settings, "a", "OrderPlaced", "{}");
+        db.execute("CREATE FUNCTION " + settings.schema() + ".refuse_sent() RETURNS trigger LANGUAGE plpgsql AS"
+                + " $$ BEGIN RAISE EXCEPTION 'sent refused at commit'; END $$");
+        db.execute("CREATE CONSTRAINT TRIGGER refuse_sent AFTER UPDATE ON " + settings.qualifiedTable()
+                + " DEFERRABLE INITIALLY DEFERRED FOR EACH ROW WHEN (NEW.status = 'sent')"
+                + " EXECUTE FUNCTION " + settings.schema() + ".refuse_sent()");
+        var request = new ClaimRequest("relay", 10, Duration.ofSeconds(30), Ordering.PER_AGGREGATE,
+                ParkingPolicy.HOLD_AGGREGATE);
+        var batch = namedStore.claim(request);
+        assertThat(batch.deliveries()).extracting(ClaimedDelivery::eventId).containsExactly(a1);
+
+        assertThatThrownBy(() -> namedStore.markSent(batch.lease(), List.of(a1)))
+                .hasStackTraceContaining("sent refused at commit");
+
+        assertThat(backendsOf(application)).as("connections the failed claim kept").isZero();
+        db.execute("DROP TRIGGER refuse_sent ON " + settings.qualifiedTable());
+        var again = store.claim(request);
+        assertThat(again.deliveries()).extracting(ClaimedDelivery::eventId).containsExactly(a1);
+        assertThat(store.markSent(again.lease(), List.of(a1))).isEqualTo(1);
+    }
+
+    private long backendsOf(String application) throws Exception {
+        try (Connection connection = db.dataSource.getConnection();
+             PreparedStatement statement = connection.prepareStatement(
+                     "SELECT count(*) FROM pg_stat_activity WHERE application_name = ?")) {
+            statement.setString(1, application);
+            try (var result = statement.executeQuery()) {
+                result.next();
+                return result.getLong(1);
+            }
+        }
     }
 
     private void shareLock(Connection connection, UUID eventId) throws Exception {
