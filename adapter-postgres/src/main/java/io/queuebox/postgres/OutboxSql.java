@@ -84,16 +84,22 @@ final class OutboxSql {
         // statement's snapshot saw them.
         lockedRows = "SELECT " + EVENT_COLUMNS + " FROM " + t + " WHERE event_id = ANY(:ids) ORDER BY seq";
         holdFor = "SELECT set_config('idle_in_transaction_session_timeout', :millis, true)";
-        // The rows are locked by the held claim's own transaction: nobody else can have changed them.
+        // The rows are locked by the held claim's own transaction: nobody else can have changed them. Each outcome
+        // clears what an expired lease left on the row, so that the late outcome of a leased relay on the same
+        // table (while the relays switch modes) finds its token gone and is fenced; on rows never leased the
+        // columns are null already and the update stays as small as it was.
         String mine = " AND status = 'pending'";
-        markSentHeld = "UPDATE " + t + " SET status = 'sent', sent_at = now() WHERE event_id = ANY(:ids)" + mine;
+        String noLease = ", lease_token = NULL, lease_until = NULL";
+        markSentHeld = "UPDATE " + t + " SET status = 'sent', sent_at = now()" + noLease + " WHERE event_id = ANY(:ids)"
+                + mine;
         deleteSentHeld = "DELETE FROM " + t + " WHERE event_id = ANY(:ids)" + mine;
         rescheduleHeld = "UPDATE " + t + " AS o SET attempts = o.attempts + 1, last_error = r.reason,"
-                + " next_attempt_at = now() + r.delay_micros" + MICROS
+                + " next_attempt_at = now() + r.delay_micros" + MICROS + noLease
                 + " FROM unnest(:ids::uuid[], :delays::bigint[], :reasons::text[]) AS r(event_id, delay_micros, reason)"
                 + " WHERE o.event_id = r.event_id AND o.status = 'pending'";
         // Also for rows a claim chose but has not locked (parked at claim): another claimer's lock skips them.
         parkHeld = "UPDATE " + t + " AS o SET status = 'parked', attempts = o.attempts + 1, last_error = r.reason"
+                + noLease
                 + " FROM unnest(:ids::uuid[], :reasons::text[]) AS r(event_id, reason)"
                 + " WHERE o.event_id = r.event_id AND o.status = 'pending' AND o.event_id IN (SELECT s.event_id FROM "
                 + t + " s WHERE s.event_id = ANY(:ids) AND s.status = 'pending' FOR UPDATE SKIP LOCKED)";

@@ -9,6 +9,7 @@ import io.queuebox.ports.Ordering;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.ParkingPolicy;
 import io.queuebox.ports.ReplaySelector;
+import io.queuebox.ports.Reschedule;
 import io.queuebox.testkit.services.TestServices;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -122,6 +123,30 @@ class PostgresHeldClaimReviewTest {
         var again = store.claim(request);
         assertThat(again.deliveries()).extracting(ClaimedDelivery::eventId).containsExactly(a1);
         assertThat(store.markSent(again.lease(), List.of(a1))).isEqualTo(1);
+    }
+
+    /**
+     * A relay still on leases and one that holds row locks, on one table (a rolling switch of
+     * {@code outbox.holdRowLocks}): the leased relay's claim expires, the holding relay claims the row, fails to
+     * publish it and reschedules it. The leased relay's late outcome must be fenced, as it is when a leased relay
+     * reclaims: before the fix the row still carried the old token, and the stale outcome marked it sent.
+     */
+    @Test
+    void aStaleLeasedOutcomeIsFencedAfterAHeldClaimWroteItsOutcome() throws Exception {
+        OutboxStore leasing = PostgresOutbox.store(db.dataSource, db.settings().build());
+        UUID a1 = db.insertRow(settings, "a", "OrderPlaced", "{}");
+        var stale = leasing.claim(new ClaimRequest("leased-relay", 10, Duration.ofMillis(200), Ordering.PER_AGGREGATE,
+                ParkingPolicy.HOLD_AGGREGATE));
+        assertThat(stale.deliveries()).extracting(ClaimedDelivery::eventId).containsExactly(a1);
+        Thread.sleep(400);
+        var fresh = store.claim(new ClaimRequest("held-relay", 10, Duration.ofSeconds(30), Ordering.PER_AGGREGATE,
+                ParkingPolicy.HOLD_AGGREGATE));
+        assertThat(fresh.deliveries()).extracting(ClaimedDelivery::eventId).containsExactly(a1);
+        assertThat(store.reschedule(fresh.lease(), List.of(new Reschedule(a1, Duration.ofMinutes(5), "broker down"))))
+                .isEqualTo(1);
+
+        assertThat(leasing.markSent(stale.lease(), List.of(a1))).as("rows the stale leased claim marked").isZero();
+        assertThat(leasing.stats().pending()).isEqualTo(1);
     }
 
     private long backendsOf(String application) throws Exception {
