@@ -129,6 +129,38 @@ class PostgresHeldClaimReview2Test {
                 ParkingPolicy.HOLD_AGGREGATE)).deliveries()).isEmpty();
     }
 
+    /**
+     * Promise 3/4 (a claim's rows are its own until its lease ends; the store contract: two claimers never receive
+     * the same row while its lease is live). The held claim has no time bound on its rounds (the leased claim
+     * starts none once a quarter of the lease has gone). Here its last allowed round (the tenth) parks an
+     * undeliverable row in a transaction of its own, and that parking takes longer than the lease (a slow
+     * trigger here; in production, waiting for a pool connection does the same): the claim's own transaction
+     * sat idle past idle_in_transaction_session_timeout and PostgreSQL ended it. No statement runs on the claim's
+     * connection after the parking, so the store does not notice: it hands out a batch whose rows are already
+     * free, another relay claims them at once, and both publish them; the first batch was dead on arrival.
+     */
+    @Test
+    void aClaimWhoseLastRoundOutlivesTheLeaseDoesNotHandOutRowsItNoLongerHolds() {
+        db.execute("CREATE FUNCTION \"" + settings.schema() + "\".slow_park() RETURNS trigger LANGUAGE plpgsql AS $$"
+                + " BEGIN IF NEW.status = 'parked' AND NEW.event_type = 'SlowToPark' THEN PERFORM pg_sleep(2); END IF;"
+                + " RETURN NEW; END $$");
+        db.execute("CREATE TRIGGER slow_park BEFORE UPDATE ON " + settings.qualifiedTable()
+                + " FOR EACH ROW EXECUTE FUNCTION \"" + settings.schema() + "\".slow_park()");
+        UUID d1 = db.insertRow(settings, "d", "OrderPlaced", "{}");
+        for (int i = 1; i <= 10; i++) {
+            db.insertRow(settings, "u" + i, i == 10 ? "SlowToPark" : "OrderPlaced", "[1]"); // undeliverable
+        }
+        ClaimRequest request = new ClaimRequest("relay", 2, Duration.ofSeconds(1), Ordering.PER_AGGREGATE,
+                ParkingPolicy.HOLD_AGGREGATE);
+
+        ClaimBatch first = store.claim(request); // round 1: d1 and u1; rounds 2-10: u2..u10, the last one slow
+        assertThat(first.deliveries()).extracting(ClaimedDelivery::eventId).containsExactly(d1);
+
+        ClaimBatch second = PostgresOutbox.store(db.dataSource, settings).claim(new ClaimRequest("other relay", 10,
+                Duration.ofSeconds(30), Ordering.PER_AGGREGATE, ParkingPolicy.HOLD_AGGREGATE));
+        assertThat(second.deliveries()).as("rows of a batch handed out a moment ago").isEmpty();
+    }
+
     private static ClaimRequest continueAggregate() {
         return new ClaimRequest("relay", 10, Duration.ofSeconds(30), Ordering.PER_AGGREGATE,
                 ParkingPolicy.CONTINUE_AGGREGATE);
