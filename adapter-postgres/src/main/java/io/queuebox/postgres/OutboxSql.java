@@ -90,11 +90,13 @@ final class OutboxSql {
         // columns are null already and the update stays as small as it was.
         String mine = " AND status = 'pending'";
         String noLease = ", lease_token = NULL, lease_until = NULL";
-        markSentHeld = "UPDATE " + t + " SET status = 'sent', sent_at = now()" + noLease + " WHERE event_id = ANY(:ids)"
-                + mine;
+        // The claim's transaction began when the batch was claimed, so now() is the claim's time: the outcome's
+        // own time is clock_timestamp(), or a retry would count its delay from the claim, and purge a sent row early.
+        markSentHeld = "UPDATE " + t + " SET status = 'sent', sent_at = clock_timestamp()" + noLease
+                + " WHERE event_id = ANY(:ids)" + mine;
         deleteSentHeld = "DELETE FROM " + t + " WHERE event_id = ANY(:ids)" + mine;
         rescheduleHeld = "UPDATE " + t + " AS o SET attempts = o.attempts + 1, last_error = r.reason,"
-                + " next_attempt_at = now() + r.delay_micros" + MICROS + noLease
+                + " next_attempt_at = clock_timestamp() + r.delay_micros" + MICROS + noLease
                 + " FROM unnest(:ids::uuid[], :delays::bigint[], :reasons::text[]) AS r(event_id, delay_micros, reason)"
                 + " WHERE o.event_id = r.event_id AND o.status = 'pending'";
         // Also for rows a claim chose but has not locked (parked at claim): another claimer's lock skips them.
@@ -102,7 +104,8 @@ final class OutboxSql {
                 + noLease
                 + " FROM unnest(:ids::uuid[], :reasons::text[]) AS r(event_id, reason)"
                 + " WHERE o.event_id = r.event_id AND o.status = 'pending' AND o.event_id IN (SELECT s.event_id FROM "
-                + t + " s WHERE s.event_id = ANY(:ids) AND s.status = 'pending' FOR UPDATE SKIP LOCKED)";
+                + t + " s WHERE s.event_id = ANY(:ids) AND s.status = 'pending' FOR UPDATE SKIP LOCKED)"
+                + " RETURNING o.event_id";
         markSent = "UPDATE " + t + " SET status = 'sent', sent_at = now(), lease_token = NULL, lease_until = NULL"
                 + " WHERE lease_token = :token AND status = 'pending' AND event_id = ANY(:ids)";
         deleteSent = "DELETE FROM " + t + " WHERE lease_token = :token AND status = 'pending' AND event_id = ANY(:ids)";

@@ -126,10 +126,13 @@ final class PostgresOutboxStore implements OutboxStore {
             holdFor(handle, request.leaseLength());
             List<ClaimedDelivery> claimed = new ArrayList<>();
             List<UUID> taken = new ArrayList<>();
+            long roundsUntil = System.nanoTime() + request.leaseLength().toNanos() / 4;
             int rounds = 0;
+            boolean parkedAny = false;
             boolean again;
             do {
                 Round round = lockRound(handle, request, token, request.maxRows() - claimed.size(), taken);
+                parkedAny |= round == null || round.parked();
                 if (round == null) {
                     // Rows this transaction had locked were parked in one of their own: start over without them.
                     handle.rollback();
@@ -143,10 +146,14 @@ final class PostgresOutboxStore implements OutboxStore {
                     again = round.again();
                 }
                 rounds++;
-            } while (again && claimed.size() < request.maxRows() && rounds < MAX_CLAIM_ROUNDS);
+            } while (again && claimed.size() < request.maxRows() && rounds < MAX_CLAIM_ROUNDS
+                    && System.nanoTime() < roundsUntil);
             if (claimed.isEmpty()) {
                 handle.commit(); // rows parked at claim, or nothing at all
                 handle.close();
+                return ClaimBatch.empty(token);
+            }
+            if (parkedAny && !stillHolds(handle, request.leaseLength())) {
                 return ClaimBatch.empty(token);
             }
             claimed.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
@@ -161,6 +168,28 @@ final class PostgresOutboxStore implements OutboxStore {
             }
             handle.close();
             throw e;
+        }
+    }
+
+    /**
+     * Whether the claim's transaction outlived the parking done in transactions of their own: while they ran
+     * it sat idle, and PostgreSQL may have ended it (its rows then belong to whoever claims next). Restarts its
+     * countdown when it did, so the lease runs from when the batch is handed out.
+     */
+    private boolean stillHolds(Handle handle, Duration leaseLength) {
+        try {
+            holdFor(handle, leaseLength);
+            return true;
+        } catch (RuntimeException e) {
+            if (!HeldClaim.lost(e)) {
+                throw e;
+            }
+            try {
+                handle.close();
+            } catch (RuntimeException ignored) {
+                // the connection is gone already
+            }
+            return false;
         }
     }
 
@@ -194,23 +223,31 @@ final class PostgresOutboxStore implements OutboxStore {
                 return new Round(List.of(), false);
             }
             List<Claimed> undeliverable = chosen.stream().filter(c -> c.undeliverable() != null).toList();
+            List<Claimed> toLock = chosen;
+            List<Claimed> inOrder = chosen;
             if (!undeliverable.isEmpty()) {
                 // Parked before anything is locked, in a transaction of their own, so the parking shows at once and
                 // not when this batch's outcomes do; under HOLD_AGGREGATE the rows behind them are not taken.
-                jdbi.useHandle(own -> parkHeld(own, undeliverable));
-                chosen = Sorted.of(chosen, request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE).deliverable();
+                Set<UUID> parked = jdbi.withHandle(own -> parkHeld(own, undeliverable));
+                toLock = Sorted.of(chosen, request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE).deliverable();
+                // One the parking skipped (another transaction locks it: HELD misses a savepoint's or two
+                // share-lockers' lock) is neither parked nor delivered: it stays in the order check, unlocked,
+                // so it cuts its aggregate there, whatever the parking policy.
+                Set<UUID> lockable = toLock.stream().map(Claimed::eventId).collect(java.util.stream.Collectors.toSet());
+                inOrder = chosen.stream().filter(c -> lockable.contains(c.eventId())
+                        || (c.undeliverable() != null && !parked.contains(c.eventId()))).toList();
             }
             Map<UUID, Integer> locked = new HashMap<>();
-            if (!chosen.isEmpty()) {
+            if (!toLock.isEmpty()) {
                 plain(handle.createQuery(sql.lockChosen))
-                        .bindArray("ids", UUID.class, chosen.stream().map(Claimed::eventId).toList())
+                        .bindArray("ids", UUID.class, toLock.stream().map(Claimed::eventId).toList())
                         .map((rs, ctx) -> Map.entry(rs.getObject("event_id", UUID.class), rs.getInt("attempts")))
                         .forEach(entry -> locked.put(entry.getKey(), entry.getValue()));
             }
             taken.addAll(locked.keySet());
             // Another claimer locked some of the chosen rows first: choose again, around the rows it now holds.
             boolean parked = !undeliverable.isEmpty();
-            return new Round(keptInOrder(chosen, locked), parked, parked || locked.size() < chosen.size());
+            return new Round(keptInOrder(inOrder, locked), parked, parked || locked.size() < toLock.size());
         } else {
             List<UUID> locked = plain(handle.createQuery(sql.lockUnordered))
                     .bind("maxRows", maxRows)
@@ -259,11 +296,12 @@ final class PostgresOutboxStore implements OutboxStore {
         }
     }
 
-    private void parkHeld(Handle handle, List<Claimed> undeliverable) {
-        plain(handle.createUpdate(sql.parkHeld))
+    /** Parks the rows nobody else locks; answers those it parked. */
+    private Set<UUID> parkHeld(Handle handle, List<Claimed> undeliverable) {
+        return plain(handle.createQuery(sql.parkHeld))
                 .bindArray("ids", UUID.class, undeliverable.stream().map(Claimed::eventId).toList())
                 .bindArray("reasons", String.class, undeliverable.stream().map(c -> storable(c.undeliverable())).toList())
-                .execute();
+                .mapTo(UUID.class).set();
     }
 
     /**
@@ -468,10 +506,10 @@ final class PostgresOutboxStore implements OutboxStore {
             parkings.forEach(parking -> byId.putIfAbsent(parking.eventId(), parking));
             return resolveHeld(lease, byId.keySet(), (handle, mine) -> {
                 List<Park> chosen = mine.stream().map(byId::get).toList();
-                return plain(handle.createUpdate(sql.parkHeld))
+                return plain(handle.createQuery(sql.parkHeld))
                         .bindArray("ids", UUID.class, chosen.stream().map(Park::eventId).toList())
                         .bindArray("reasons", String.class, chosen.stream().map(p -> storable(p.reason())).toList())
-                        .execute();
+                        .mapTo(UUID.class).list().size();
             });
         }
         List<UUID> ids = new ArrayList<>();
