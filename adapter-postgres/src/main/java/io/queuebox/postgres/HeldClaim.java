@@ -26,12 +26,14 @@ final class HeldClaim {
 
     private final Handle handle;
     private final Set<UUID> unresolved;
+    private Duration leaseLength;
     private long deadlineNanos;
     private boolean ended;
 
     HeldClaim(Handle handle, Collection<UUID> eventIds, Duration leaseLength) {
         this.handle = handle;
         this.unresolved = new HashSet<>(eventIds);
+        this.leaseLength = leaseLength;
         this.deadlineNanos = System.nanoTime() + leaseLength.toNanos();
     }
 
@@ -52,6 +54,9 @@ final class HeldClaim {
         }
         try {
             write.applyAsInt(mine);
+            // Any statement restarts PostgreSQL's idle countdown, not only a renewal: keep the same clock here, or
+            // the store would take a claim the database still keeps for abandoned, and roll it back.
+            deadlineNanos = System.nanoTime() + leaseLength.toNanos();
             unresolved.removeAll(mine);
             if (unresolved.isEmpty()) {
                 ended = true;
@@ -78,6 +83,7 @@ final class HeldClaim {
         }
         try {
             restartTimer.run();
+            this.leaseLength = leaseLength;
             deadlineNanos = System.nanoTime() + leaseLength.toNanos();
             return unresolved.size();
         } catch (RuntimeException e) {

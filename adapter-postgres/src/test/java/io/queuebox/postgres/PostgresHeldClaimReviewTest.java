@@ -149,6 +149,29 @@ class PostgresHeldClaimReviewTest {
         assertThat(leasing.stats().pending()).isEqualTo(1);
     }
 
+    /**
+     * Every outcome statement restarts PostgreSQL's idle countdown of the claim's transaction, as a renewal does.
+     * The store counted only renewals: a claim still alive in the database looked abandoned to the store's next
+     * claim, which rolled it back, outcomes already reported as written included (the first row came back and
+     * was published again; the second outcome found nothing).
+     */
+    @Test
+    void anOutcomeKeepsTheClaimAliveForTheStoreAsForTheDatabase() throws Exception {
+        UUID a1 = db.insertRow(settings, "a", "OrderPlaced", "{}");
+        UUID b1 = db.insertRow(settings, "b", "OrderPlaced", "{}");
+        var request = new ClaimRequest("relay", 10, Duration.ofSeconds(2), Ordering.PER_AGGREGATE,
+                ParkingPolicy.HOLD_AGGREGATE);
+        var batch = store.claim(request);
+        assertThat(batch.deliveries()).extracting(ClaimedDelivery::eventId).containsExactly(a1, b1);
+        Thread.sleep(1_400);
+        assertThat(store.markSent(batch.lease(), List.of(a1))).isEqualTo(1);
+        Thread.sleep(1_400); // past the claim's first deadline, well within the one its outcome restarted
+
+        assertThat(store.claim(request).deliveries()).isEmpty();
+        assertThat(store.markSent(batch.lease(), List.of(b1))).as("the second outcome").isEqualTo(1);
+        assertThat(store.stats().pending()).isZero();
+    }
+
     private long backendsOf(String application) throws Exception {
         try (Connection connection = db.dataSource.getConnection();
              PreparedStatement statement = connection.prepareStatement(
