@@ -253,7 +253,8 @@ public final class Relay implements AutoCloseable {
         }).orElse("none: capture does not run in this relay");
         return new CaptureFacts(captureSettings.mode().configName(), captureSettings.enabled(), status, holder,
                 captureConnectors == null ? Optional.empty() : captureConnectors.statistics().lastEventAt(),
-                captureSettings.fingerprint().slot(),
+                // Without capture in this relay no slot is read, so none is named.
+                capture == null ? "" : captureSettings.fingerprint().slot(),
                 walMonitor == null ? OptionalLong.empty() : walMonitor.retainedBytes(),
                 walMonitor == null ? OptionalLong.empty() : OptionalLong.of(walMonitor.warnBytes()));
     }
