@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.zaxxer.hikari.HikariDataSource;
 import io.queuebox.bootstrap.console.ConsoleClient;
 import io.queuebox.bootstrap.internal.Relay;
@@ -21,11 +22,13 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The console's modes on a real relay: off (the default), read views behind a token, read-only without an admin
@@ -120,6 +123,37 @@ class ConsoleModesTest {
             HttpResponse<String> replay = console.post("/console/api/replay", "{\"scope\":\"filter\"}", READ_TOKEN);
             assertThat(replay.statusCode()).isEqualTo(403);
             assertThat(replay.body()).contains("console.adminToken");
+        }
+    }
+
+    @Test
+    void theCaptureViewNamesAFaultInWordsWithTheRecoveryStepOfTheHowTo(@TempDir Path stateDirectory) throws Exception {
+        String slot = "qb_slot_" + UUID.randomUUID().toString().substring(0, 8);
+        Map<String, String> values = ConsoleEndpointsTest.consoleConfig(database, rabbit);
+        values.put("outbox.capture.enabled", "true");
+        values.put("outbox.capture.mode", "postgres-logical");
+        values.put("outbox.capture.slot", slot);
+        values.put("outbox.capture.stateDirectory", stateDirectory.toString());
+        // No publication: capture faults with SOURCE_NOT_READY before any connector (or slot) exists.
+        try (Relay relay = Relay.start(QueueBoxConfig.of(values))) {
+            ConsoleClient console = new ConsoleClient("127.0.0.1", relay.httpPort());
+
+            JsonNode capture = await().atMost(Duration.ofSeconds(20)).until(
+                    () -> ConsoleClient.json(console.get("/console/api/capture", null)),
+                    json -> json.get("state").asText().equals("FAULT"));
+
+            assertThat(capture.get("mode").asText()).isEqualTo("postgres-logical");
+            assertThat(capture.get("fault").asText()).isEqualTo("SOURCE_NOT_READY");
+            assertThat(capture.get("faultInWords").asText()).contains("not set up for capture");
+            assertThat(capture.get("recovery").asText()).contains("Do what the message says");
+            assertThat(capture.get("howTo").asText()).contains("capture-changes.md");
+            assertThat(capture.get("message").asText()).containsIgnoringCase("publication");
+            assertThat(capture.get("owner").asText()).startsWith("none");
+            assertThat(capture.get("slot").asText()).isEqualTo(slot);
+            assertThat(capture.get("healthy").asBoolean()).isFalse();
+        } finally {
+            database.execute("SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = '"
+                    + slot + "'");
         }
     }
 
