@@ -38,7 +38,7 @@
     return body;
   }
 
-  async function postJson(path, payload) {
+  async function postJson(path, payload, retried) {
     if (!session) {
       session = await getJson('session');
     }
@@ -49,6 +49,11 @@
       body: JSON.stringify(payload)
     });
     const body = await response.json().catch(() => ({}));
+    // Another tab's session replaced the CSRF cookie: take a fresh token once and try again.
+    if (response.status === 403 && !retried && String(body.error).indexOf('CSRF') >= 0) {
+      session = await getJson('session');
+      return postJson(path, payload, true);
+    }
     if (!response.ok) {
       throw new Error(body.error || ('HTTP ' + response.status));
     }
