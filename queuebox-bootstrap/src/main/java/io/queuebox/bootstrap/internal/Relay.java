@@ -247,8 +247,11 @@ public final class Relay implements AutoCloseable {
         String holder = status.map(s -> switch (s.state()) {
             case RUNNING, RETRYING -> "this relay (" + owner + ")";
             case STARTING -> "this relay is taking the lock (" + owner + ")";
-            case FAULT -> s.fault().filter(f -> f == CaptureStatus.FaultReason.IDENTITY_OWNED).isPresent()
-                    ? "another process holds the lock" : "none: this relay stopped capture";
+            case FAULT -> s.fault().map(fault -> switch (fault) {
+                case IDENTITY_OWNED -> "another process holds the lock";
+                case OWNERSHIP_LOST -> "none: this relay lost the lock and takes it again after the restart backoff";
+                default -> "none: this relay stopped capture";
+            }).orElse("none: this relay stopped capture");
             default -> "none";
         }).orElse("none: capture does not run in this relay");
         return new CaptureFacts(captureSettings.mode().configName(), captureSettings.enabled(), status, holder,
