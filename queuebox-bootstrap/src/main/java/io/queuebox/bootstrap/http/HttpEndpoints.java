@@ -19,7 +19,8 @@ import java.util.function.Supplier;
 
 /**
  * The HTTP endpoints on the JDK's server: {@code /health/live}, {@code /health/ready} (JSON; 200 when every
- * non-advisory component is up, else 503) and {@code /metrics} (Prometheus text). Nothing else.
+ * non-advisory component is up, else 503) and {@code /metrics} (Prometheus text); and what {@link #serve} adds
+ * (the operator console, when enabled).
  */
 public final class HttpEndpoints implements AutoCloseable {
 
@@ -69,6 +70,14 @@ public final class HttpEndpoints implements AutoCloseable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot listen on " + host + ":" + port + " (http.port)", e);
         }
+    }
+
+    /**
+     * Serves {@code handler} under {@code path} on the same server and port (the console); nothing is added when
+     * this is not called.
+     */
+    public void serve(String path, com.sun.net.httpserver.HttpHandler handler) {
+        server.createContext(path, handler);
     }
 
     /** The port actually bound. */

@@ -18,7 +18,13 @@ import io.queuebox.embed.QueueBox;
 import io.queuebox.embed.config.Keys;
 import io.queuebox.embed.config.Masking;
 import io.queuebox.embed.config.QueueBoxConfig;
+import io.queuebox.bootstrap.console.CaptureFacts;
+import io.queuebox.bootstrap.console.Console;
+import io.queuebox.bootstrap.console.ConsoleSeries;
+import io.queuebox.bootstrap.console.ConsoleSettings;
 import io.queuebox.bootstrap.http.DataSourceHealth;
+import java.util.Optional;
+import java.util.OptionalLong;
 import io.queuebox.bootstrap.http.HealthComponent;
 import io.queuebox.bootstrap.http.HttpEndpoints;
 import io.queuebox.bootstrap.logs.DeliveryLog;
@@ -67,6 +73,9 @@ public final class Relay implements AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private QueueBox queueBox;
     private HttpEndpoints http;
+    // What the console's capture view reads; set while capture is wired.
+    private DebeziumCapture captureConnectors;
+    private RetainedWalMonitor walMonitor;
 
     private Relay(QueueBoxConfig config) {
         this.config = config;
@@ -117,13 +126,20 @@ public final class Relay implements AutoCloseable {
         DeliverySettings settings = Settings.delivery(config, capture != null ? Settings.Wakes.CAPTURE
                 : insertWakes != null ? Settings.Wakes.NOTIFY : Settings.Wakes.POLL);
         DeliveryLog deliveryLog = new DeliveryLog(publisher::health);
+        ConsoleSettings consoleSettings = ConsoleSettings.from(config);
+        // Off by default: then no sampler thread, no listener and no /console context exist.
+        ConsoleSeries consoleSeries = consoleSettings.enabled()
+                ? ConsoleSeries.start(registry, consoleSettings.sampleInterval()) : null;
+        if (consoleSeries != null) {
+            resources.push(consoleSeries);
+        }
         QueueBox.Builder builder = QueueBox.builder()
                 .store(database.store())
                 .publisher(publisher)
                 .settings(settings)
                 .meterRegistry(registry)
                 .backlogSampleInterval(config.millis(Keys.METRICS_BACKLOG_SAMPLE_MS))
-                .listener(deliveryLog);
+                .listener(consoleSeries == null ? deliveryLog : deliveryLog.andThen(consoleSeries));
         if (capture != null) {
             // The engine starts and closes it with itself.
             builder.wakeSource(capture);
@@ -147,6 +163,13 @@ public final class Relay implements AutoCloseable {
         http = HttpEndpoints.start(config.string(Keys.HTTP_HOST), config.integer(Keys.HTTP_PORT), queueBox::liveness,
                 components, registry::scrape);
         resources.push(http);
+        if (consoleSeries != null) {
+            http.serve(Console.PATH, new Console(consoleSettings, database.store(), consoleSeries,
+                    () -> captureFacts(captureSettings, capture, settings.owner())));
+            LOG.info("console at http://{}:{}{}/ ({}{})", config.string(Keys.HTTP_HOST), http.port(), Console.PATH,
+                    consoleSettings.allowRemote() ? "remote clients allowed" : "this host's clients only",
+                    consoleSettings.replayEnabled() ? "; replay needs console.adminToken" : "; read-only: no console.adminToken");
+        }
         LOG.info("QueueBox relay started: {} {} -> {} ({} workers, batch {}, owner {}); http on port {}",
                 provider.displayName(), config.string(Keys.OUTBOX_SCHEMA) + "." + config.string(Keys.OUTBOX_TABLE), brokerType,
                 settings.workers(), settings.batchSize(), settings.owner(), http.port());
@@ -218,6 +241,27 @@ public final class Relay implements AutoCloseable {
         }
     }
 
+    /** The capture view's facts, from the running supervisor and the samplers (never by trying the lock). */
+    private CaptureFacts captureFacts(CaptureSettings captureSettings, CaptureSupervisor capture, String owner) {
+        Optional<CaptureStatus> status = Optional.ofNullable(capture).map(CaptureSupervisor::status);
+        String holder = status.map(s -> switch (s.state()) {
+            case RUNNING, RETRYING -> "this relay (" + owner + ")";
+            case STARTING -> "this relay is taking the lock (" + owner + ")";
+            case FAULT -> s.fault().map(fault -> switch (fault) {
+                case IDENTITY_OWNED -> "another process holds the lock";
+                case OWNERSHIP_LOST -> "none: this relay lost the lock and takes it again after the restart backoff";
+                default -> "none: this relay stopped capture";
+            }).orElse("none: this relay stopped capture");
+            default -> "none";
+        }).orElse("none: capture does not run in this relay");
+        return new CaptureFacts(captureSettings.mode().configName(), captureSettings.enabled(), status, holder,
+                captureConnectors == null ? Optional.empty() : captureConnectors.statistics().lastEventAt(),
+                // Without capture in this relay no slot is read, so none is named.
+                capture == null ? "" : captureSettings.fingerprint().slot(),
+                walMonitor == null ? OptionalLong.empty() : walMonitor.retainedBytes(),
+                walMonitor == null ? OptionalLong.empty() : OptionalLong.of(walMonitor.warnBytes()));
+    }
+
     private Health captureInactive() {
         return Health.up("capture " + (config.bool(Keys.CAPTURE_ENABLED) ? "mode polling" : "disabled")
                 + (config.string(Keys.WAKE_MODE).equals("notify") ? "; insert notifications wake delivery (outbox-notify)"
@@ -279,9 +323,12 @@ public final class Relay implements AutoCloseable {
                 .description("Time since the last insert capture saw; NaN before the first")
                 .register(registry);
         // Only PostgreSQL has a slot that retains log; the key exists only there.
-        config.optional(Keys.CAPTURE_RETAINED_WAL_WARN_BYTES).ifPresent(warnBytes ->
-                resources.push(RetainedWalMonitor.start(inspector, captureSettings, Long.parseLong(warnBytes),
-                        config.millis(Keys.METRICS_BACKLOG_SAMPLE_MS), registry)));
+        captureConnectors = connectors;
+        config.optional(Keys.CAPTURE_RETAINED_WAL_WARN_BYTES).ifPresent(warnBytes -> {
+            walMonitor = RetainedWalMonitor.start(inspector, captureSettings, Long.parseLong(warnBytes),
+                    config.millis(Keys.METRICS_BACKLOG_SAMPLE_MS), registry);
+            resources.push(walMonitor);
+        });
         return supervisor;
     }
 

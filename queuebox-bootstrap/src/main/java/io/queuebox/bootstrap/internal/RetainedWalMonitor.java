@@ -71,6 +71,16 @@ final class RetainedWalMonitor implements AutoCloseable {
         }
     }
 
+    /** The last sample; empty before the first or when the slot cannot be read. */
+    java.util.OptionalLong retainedBytes() {
+        long bytes = retained.get();
+        return bytes < 0 ? java.util.OptionalLong.empty() : java.util.OptionalLong.of(bytes);
+    }
+
+    long warnBytes() {
+        return warnBytes;
+    }
+
     @Override
     public void close() {
         scheduler.shutdownNow();

@@ -25,6 +25,8 @@ final class ConfigValidator {
         this.brokerNames = Set.copyOf(brokerNames);
     }
 
+    static final int MIN_CONSOLE_TOKEN_LENGTH = 16;
+
     /** @param given the values given by file and environment, without defaults, secrets already resolved */
     List<ConfigProblem> validate(Map<String, ConfigValue> given) {
         List<ConfigProblem> problems = new ArrayList<>();
@@ -179,11 +181,28 @@ final class ConfigValidator {
                     + logMode + ") already wakes delivery on insert; choose one: outbox.wake.mode poll, or"
                     + " outbox.capture.enabled false"));
         }
+        checkConsole(given, problems);
         String broker = valueOf(given, Keys.BROKER_TYPE);
         if (!brokerNames.isEmpty() && !brokerNames.contains(broker)) {
             String suggestion = Suggestions.closest(broker, brokerNames).map(s -> "; did you mean " + s + "?").orElse("");
             problems.add(new ConfigProblem(Keys.BROKER_TYPE.name(), broker,
                     "no broker provider of that name; allowed: " + String.join(", ", new java.util.TreeSet<>(brokerNames)) + suggestion));
+        }
+    }
+
+    /** Short tokens can be guessed; a console that asks for a read token must have one to compare with. */
+    private static void checkConsole(Map<String, ConfigValue> given, List<ConfigProblem> problems) {
+        for (ConfigKey token : List.of(Keys.CONSOLE_ADMIN_TOKEN, Keys.CONSOLE_READ_TOKEN)) {
+            ConfigValue value = given.get(token.name());
+            if (value != null && value.value().trim().length() < MIN_CONSOLE_TOKEN_LENGTH) {
+                problems.add(new ConfigProblem(token.name(), Masking.forDisplay(token.name(), value.value()),
+                        "too short: at least " + MIN_CONSOLE_TOKEN_LENGTH + " characters (for example openssl rand -hex 24)"));
+            }
+        }
+        if (valueOf(given, Keys.CONSOLE_ENABLED).equals("true") && valueOf(given, Keys.CONSOLE_READ_REQUIRES_TOKEN).equals("true")
+                && given.get(Keys.CONSOLE_READ_TOKEN.name()) == null && given.get(Keys.CONSOLE_ADMIN_TOKEN.name()) == null) {
+            problems.add(new ConfigProblem(Keys.CONSOLE_READ_TOKEN.name(), null,
+                    "required when console.readRequiresToken is true (or set console.adminToken, which also reads)"));
         }
     }
 

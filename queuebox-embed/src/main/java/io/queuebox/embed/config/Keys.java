@@ -198,6 +198,26 @@ public final class Keys {
             .doc("Port of the health and metrics endpoints; 0 picks a free port."));
     public static final ConfigKey HTTP_HOST = register(key("http.host", Type.STRING).defaultValue("0.0.0.0")
             .doc("Address the HTTP endpoints bind to."));
+    public static final ConfigKey CONSOLE_ENABLED = register(key("console.enabled", Type.BOOLEAN).defaultValue(false)
+            .doc("Serve the operator console at /console on the HTTP port (docs/operations.md#console). Off, no /console"
+                    + " path answers and nothing more listens."));
+    public static final ConfigKey CONSOLE_ALLOW_REMOTE = register(key("console.allowRemote", Type.BOOLEAN).defaultValue(false)
+            .doc("Whether the console answers clients that are not on this host; false refuses every non-loopback"
+                    + " address with 403, whatever http.host binds (reach it through an SSH tunnel or a proxy on the host)."));
+    public static final ConfigKey CONSOLE_ADMIN_TOKEN = register(key("console.adminToken", Type.STRING).secret()
+            .doc("Bearer token every change made from the console (replay) requires, at least 16 characters. Unset, the"
+                    + " console is read-only: replay answers 403. Accepts a file: reference."));
+    public static final ConfigKey CONSOLE_READ_REQUIRES_TOKEN = register(
+            key("console.readRequiresToken", Type.BOOLEAN).defaultValue(false)
+            .doc("Whether the console's read-only views need a bearer token (console.readToken or console.adminToken);"
+                    + " false leaves them open to whoever reaches the console."));
+    public static final ConfigKey CONSOLE_READ_TOKEN = register(key("console.readToken", Type.STRING).secret()
+            .doc("Bearer token for the read-only views when console.readRequiresToken is true, at least 16 characters."
+                    + " Accepts a file: reference."));
+    public static final ConfigKey CONSOLE_SAMPLE_INTERVAL_MS = register(
+            key("console.sampleIntervalMs", Type.MILLIS).defaultValue(5000).range(1000, 60_000)
+            .doc("How often the console's charts take a point (the last hour is kept in memory; the backlog points"
+                    + " read the backlog gauges, refreshed every metrics.backlogSampleIntervalMs)."));
     public static final ConfigKey METRICS_BACKLOG_SAMPLE_MS = register(
             key("metrics.backlogSampleIntervalMs", Type.MILLIS).defaultValue(15_000).range(1000, 3_600_000)
             .doc("How often the backlog gauges are refreshed from the database (never on the scrape path)."));

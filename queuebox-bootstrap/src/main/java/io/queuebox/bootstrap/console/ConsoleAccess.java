@@ -1,0 +1,130 @@
+package io.queuebox.bootstrap.console;
+
+import com.sun.net.httpserver.Headers;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.HexFormat;
+import java.util.Optional;
+
+/**
+ * Who may do what on the console: loopback clients only unless {@code console.allowRemote}; a bearer token for
+ * reads when {@code console.readRequiresToken}; for a change, the admin token plus a same-origin request carrying
+ * the CSRF token it was given (double submit: the {@value #CSRF_COOKIE} cookie and the {@value #CSRF_HEADER}
+ * header must agree). A browser attaches cookies to a forged cross-site request but cannot read them to fill the
+ * header, and the bearer token is kept in the page's memory, never in a cookie, so a forged request has neither.
+ */
+final class ConsoleAccess {
+
+    static final String CSRF_COOKIE = "queuebox_csrf";
+    static final String CSRF_HEADER = "X-CSRF-Token";
+
+    /** Why a request is refused: an HTTP status and a sentence for the operator (never a token). */
+    record Refusal(int status, String message) {
+    }
+
+    private static final SecureRandom RANDOM = new SecureRandom();
+
+    private final ConsoleSettings settings;
+
+    ConsoleAccess(ConsoleSettings settings) {
+        this.settings = settings;
+    }
+
+    Optional<Refusal> client(InetSocketAddress remote) {
+        boolean local = remote != null && remote.getAddress() != null && remote.getAddress().isLoopbackAddress();
+        return settings.allowRemote() || local ? Optional.empty()
+                : Optional.of(new Refusal(403, "the console answers this host only (console.allowRemote is false)"));
+    }
+
+    Optional<Refusal> read(Headers headers) {
+        if (!settings.readRequiresToken()) {
+            return Optional.empty();
+        }
+        Optional<String> given = bearer(headers);
+        if (given.isEmpty()) {
+            return Optional.of(new Refusal(401, "a bearer token is required (console.readRequiresToken is true)"));
+        }
+        if (matches(given.get(), settings.readToken()) || matches(given.get(), settings.adminToken())) {
+            return Optional.empty();
+        }
+        return Optional.of(new Refusal(401, "the bearer token is not console.readToken nor console.adminToken"));
+    }
+
+    /** The admin token, the origin and the CSRF token of a change. */
+    Optional<Refusal> change(Headers headers) {
+        if (!settings.replayEnabled()) {
+            return Optional.of(new Refusal(403, "the console is read-only: set console.adminToken to allow replay"));
+        }
+        Optional<String> given = bearer(headers);
+        if (given.isEmpty()) {
+            return Optional.of(new Refusal(401, "the admin token is required (Authorization: Bearer ...)"));
+        }
+        if (!matches(given.get(), settings.adminToken())) {
+            return Optional.of(new Refusal(401, "the bearer token is not console.adminToken"));
+        }
+        if (!sameOrigin(headers)) {
+            return Optional.of(new Refusal(403, "cross-origin request refused: Origin must be this console's"));
+        }
+        String header = headers.getFirst(CSRF_HEADER);
+        Optional<String> cookie = cookie(headers, CSRF_COOKIE);
+        if (header == null || header.isBlank() || cookie.isEmpty()
+                || !MessageDigest.isEqual(bytes(header.trim()), bytes(cookie.get()))) {
+            return Optional.of(new Refusal(403, "missing or wrong CSRF token: GET /console/api/session first and send"
+                    + " its csrfToken in " + CSRF_HEADER));
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * Same origin when the browser says so: {@code Origin} equal to this host, or no {@code Origin} but
+     * {@code Sec-Fetch-Site: same-origin}. A request with neither (curl) is not a browser's forged request, but it
+     * is refused as well, so that the rule stays one a reader can check.
+     */
+    static boolean sameOrigin(Headers headers) {
+        String host = headers.getFirst("Host");
+        String origin = headers.getFirst("Origin");
+        if (origin != null) {
+            return host != null && (origin.equals("http://" + host) || origin.equals("https://" + host));
+        }
+        return "same-origin".equals(headers.getFirst("Sec-Fetch-Site"));
+    }
+
+    static String newCsrfToken() {
+        byte[] bytes = new byte[24];
+        RANDOM.nextBytes(bytes);
+        return HexFormat.of().formatHex(bytes);
+    }
+
+    private static Optional<String> bearer(Headers headers) {
+        String authorization = headers.getFirst("Authorization");
+        if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            return Optional.empty();
+        }
+        String token = authorization.substring(7).trim();
+        return token.isEmpty() ? Optional.empty() : Optional.of(token);
+    }
+
+    /** Constant time in the token's content, so timing tells an attacker nothing about how much matched. */
+    private static boolean matches(String given, Optional<String> expected) {
+        return expected.isPresent() && MessageDigest.isEqual(bytes(given), bytes(expected.get()));
+    }
+
+    static Optional<String> cookie(Headers headers, String name) {
+        for (String line : headers.getOrDefault("Cookie", java.util.List.of())) {
+            for (String pair : line.split(";")) {
+                int equals = pair.indexOf('=');
+                if (equals > 0 && pair.substring(0, equals).trim().equals(name)) {
+                    String value = pair.substring(equals + 1).trim();
+                    return value.isEmpty() ? Optional.empty() : Optional.of(value);
+                }
+            }
+        }
+        return Optional.empty();
+    }
+
+    private static byte[] bytes(String value) {
+        return value.getBytes(StandardCharsets.UTF_8);
+    }
+}
