@@ -275,8 +275,10 @@ class PostgresCaptureTest {
     private void awaitStreaming(CaptureSupervisor supervisor) {
         awaitState(supervisor, State.RUNNING);
         await().atMost(Duration.ofSeconds(60)).until(bed::slotExists);
-        // The connector flushes a first offset once it streams; give it a moment after creating the slot.
-        await().atMost(Duration.ofSeconds(30)).until(() -> Files.exists(stateDir.resolve("offsets.dat"))
+        // The connector flushes a first offset once it streams (a heartbeat every 10 s, a flush every 5 s). A new
+        // logical slot streams only after every transaction running at its creation has ended, anywhere on the
+        // server: another suite's open transaction (a claim holding row locks for its lease) delays it.
+        await().atMost(Duration.ofSeconds(90)).until(() -> Files.exists(stateDir.resolve("offsets.dat"))
                 || supervisor.status().state() != State.RUNNING);
     }
 
