@@ -251,7 +251,7 @@ final class Scenarios {
     static final Duration KILLED_ROWS_FREED_WITHIN = Duration.ofSeconds(5);
 
     /**
-     * 8: two relays with the default 30 s lease; relay A's broker traffic stops mid-run, so its publishes hang
+     * 8: two relays with a 30 s lease (six times the default, so that only the kill can free rows in time); relay A's broker traffic stops mid-run, so its publishes hang
      * while it holds their rows (and, per aggregate, the rows behind them); then A is killed with SIGKILL. With
      * claims that hold row locks ({@code outbox.holdRowLocks}) PostgreSQL ends A's transactions when its
      * connections close, and relay B must deliver every row that was pending at the kill within 5 s. With
