@@ -44,6 +44,7 @@ public final class DeliveryMetrics implements DeliveryListener {
     public static final String CLAIM = "queuebox.claim";
     public static final String PUBLISH = "queuebox.publish";
     public static final String BATCH_SIZE = "queuebox.batch.size";
+    public static final String EMPTY_CLAIMS = "queuebox.claims.empty";
     public static final String DESTINATION_MISSING = "queuebox.broker.destination.missing";
 
     private final MeterRegistry registry;
@@ -57,6 +58,7 @@ public final class DeliveryMetrics implements DeliveryListener {
     private final Timer claim;
     private final Timer publish;
     private final DistributionSummary batchSize;
+    private final Counter emptyClaims;
     private final Map<WakeReason, Counter> wakeups = new EnumMap<>(WakeReason.class);
     private final Supplier<Health> brokerHealth;
     private final Map<String, AtomicInteger> missingDestinations = new ConcurrentHashMap<>();
@@ -88,6 +90,9 @@ public final class DeliveryMetrics implements DeliveryListener {
         batchSize = DistributionSummary.builder(BATCH_SIZE).description("Rows per non-empty claim")
                 .baseUnit("rows").publishPercentileHistogram().minimumExpectedValue(1.0).maximumExpectedValue(10_000.0)
                 .register(registry);
+        emptyClaims = Counter.builder(EMPTY_CLAIMS)
+                .description("Claims that found nothing to deliver: idle polls, and wake-ups another worker beat to the rows")
+                .baseUnit("claims").register(registry);
         for (WakeReason reason : WakeReason.values()) {
             wakeups.put(reason, Counter.builder(WAKEUPS).description("Wake-ups of the delivery loop by reason")
                     .tag("reason", reason.name().toLowerCase(Locale.ROOT)).register(registry));
@@ -108,8 +113,10 @@ public final class DeliveryMetrics implements DeliveryListener {
     public void onClaimed(int rows, Duration elapsed) {
         claim.record(elapsed);
         if (rows > 0) {
-            // Empty claims are the idle poll; counting them would bury the sizes that matter.
+            // Empty claims are counted apart: in the sizes they would bury the ones that matter.
             batchSize.record(rows);
+        } else {
+            emptyClaims.increment();
         }
     }
 

@@ -93,6 +93,7 @@ class DeliveryMetricsTest {
                 .contains("queuebox_claim_seconds_bucket{le=")
                 .contains("queuebox_publish_seconds_count 1")
                 .contains("queuebox_batch_size_rows_count 1")
+                .contains("queuebox_claims_empty_claims_total 1.0")
                 .contains("queuebox_batch_size_rows_sum 3.0");
     }
 }
