@@ -1,0 +1,136 @@
+package io.queuebox.bootstrap.console;
+
+import static io.queuebox.bootstrap.console.ConsoleFixtures.anEventOf;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.sun.net.httpserver.HttpServer;
+import com.zaxxer.hikari.HikariDataSource;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.queuebox.bootstrap.TestDatabase;
+import io.queuebox.bootstrap.internal.Relay;
+import io.queuebox.embed.config.QueueBoxConfig;
+import io.queuebox.embed.internal.Migrations;
+import io.queuebox.embed.internal.Pools;
+import io.queuebox.ports.OutboxEvent;
+import io.queuebox.ports.OutboxStore;
+import io.queuebox.ports.ParkedEvent;
+import io.queuebox.postgres.PostgresOutbox;
+import io.queuebox.postgres.PostgresOutboxSettings;
+import io.queuebox.testkit.services.TestServices;
+import java.io.ByteArrayOutputStream;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.postgresql.ds.PGSimpleDataSource;
+
+/**
+ * Adversarial review of the operator console (issue 16). Each test states a promise of docs/operations.md#console
+ * or docs/reference/console-api.md and the attack that breaks it; each failed on the merge commit df6e52e.
+ */
+class ConsoleSecurityReviewTest {
+
+    static final String ADMIN_TOKEN = "admin-token-0123456789abcdef";
+
+    private static TestDatabase database;
+    private static Relay relay;
+    private static ConsoleClient console;
+
+    @BeforeAll
+    static void aRelayWithAConsoleAndParkedEvents() throws Exception {
+        database = TestDatabase.create("console_review");
+        Map<String, String> values = new HashMap<>();
+        values.put("database.url", database.url());
+        values.put("broker.type", "rabbitmq");
+        values.put("broker.rabbitmq.uri", TestServices.rabbitMqUri());
+        values.put("broker.rabbitmq.exchange", "amq.topic");
+        values.put("outbox.pollIntervalMs", "50");
+        values.put("http.port", "0");
+        values.put("http.host", "127.0.0.1");
+        values.put("metrics.backlogSampleIntervalMs", "1000");
+        values.put("shutdown.deadlineMs", "5000");
+        values.put("console.enabled", "true");
+        values.put("console.adminToken", ADMIN_TOKEN);
+        values.put("console.sampleIntervalMs", "1000");
+        QueueBoxConfig config = QueueBoxConfig.of(values);
+        try (HikariDataSource pool = Pools.operator(config)) {
+            Migrations.migrate(pool, config);
+        }
+        // Two aggregates whose ids differ only by a leading space: "42" (two events) and " 42" (one).
+        List<OutboxEvent> plain = List.of(anEventOf("order", "42", "OrderPlaced", "{\"n\":1}"),
+                anEventOf("order", "42", "OrderPaid", "{\"n\":2}"));
+        List<OutboxEvent> spaced = List.of(anEventOf("order", " 42", "OrderPlaced", "{\"n\":3}"));
+        List<OutboxEvent> all = new ArrayList<>(plain);
+        all.addAll(spaced);
+        ConsoleFixtures.write(database.url(), all);
+        ConsoleFixtures.park(database.url(), "message too large", all);
+        relay = Relay.start(config);
+        console = new ConsoleClient("127.0.0.1", relay.httpPort());
+    }
+
+    @AfterAll
+    static void cleanUp() {
+        if (relay != null) {
+            relay.close();
+        }
+        if (database != null) {
+            database.close();
+        }
+    }
+
+    /**
+     * Promise 2 (this host's clients only) against DNS rebinding. A page on http://rebind.attacker.example:PORT,
+     * whose name the attacker re-points at 127.0.0.1, is same-origin with the console in the operator's browser
+     * (on the relay host, or on a workstation with the SSH tunnel the docs recommend): its fetch() comes from a
+     * loopback address and reads every parked payload. The console never checks Host, so it answers. A console
+     * bound to this host must refuse a Host that is not a loopback name or address (403 or 421).
+     */
+    @Test
+    void aForeignHostHeaderIsRefusedOnReadsAndOnTheSession_dnsRebinding() throws Exception {
+        int port = relay.httpPort();
+        String foreignHost = "rebind.attacker.example:" + port;
+        for (String path : List.of("/console/api/parked", "/console/api/session", "/console/api/capture",
+                "/console/api/overview")) {
+            RawResponse response = raw(port, "GET " + path + " HTTP/1.1\r\nHost: " + foreignHost
+                    + "\r\nSec-Fetch-Site: same-origin\r\nConnection: close\r\n\r\n");
+            assertThat(response.status()).as(path + " with Host " + foreignHost + ":\n" + response.text())
+                    .isIn(403, 421);
+        }
+    }
+
+    private record RawResponse(int status, String text) {
+    }
+
+    /** One request written as given (a browser's Host, which java.net.http will not let a caller set). */
+    private static RawResponse raw(int port, String request) throws Exception {
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.setSoTimeout(10_000);
+            OutputStream out = socket.getOutputStream();
+            out.write(request.getBytes(StandardCharsets.ISO_8859_1));
+            out.flush();
+            InputStream in = socket.getInputStream();
+            ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+            in.transferTo(bytes);
+            String text = bytes.toString(StandardCharsets.ISO_8859_1);
+            int status = Integer.parseInt(text.substring(9, 12));
+            return new RawResponse(status, text);
+        }
+    }
+}
