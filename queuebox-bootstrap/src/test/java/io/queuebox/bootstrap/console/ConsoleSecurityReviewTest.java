@@ -115,6 +115,21 @@ class ConsoleSecurityReviewTest {
         }
     }
 
+    /**
+     * Promise 3/4: the Origin check of a change compares Origin with the request's own Host, which the rebinding
+     * page controls; so the check accepts the attacker's origin. Only the admin token stands between a rebinding
+     * page and a replay. The console should compare Origin against the names it is served under (loopback ones
+     * unless allowRemote), not against whatever Host the client sent.
+     */
+    @Test
+    void theSameOriginCheckOfAChangeDoesNotTrustTheClientsOwnHostHeader() {
+        com.sun.net.httpserver.Headers headers = new com.sun.net.httpserver.Headers();
+        headers.add("Host", "rebind.attacker.example:8080");
+        headers.add("Origin", "http://rebind.attacker.example:8080");
+
+        assertThat(ConsoleAccess.sameOrigin(headers)).as("an attacker's origin, matched against the attacker's Host").isFalse();
+    }
+
     private record RawResponse(int status, String text) {
     }
 
