@@ -130,6 +130,75 @@ class ConsoleSecurityReviewTest {
         assertThat(ConsoleAccess.sameOrigin(headers)).as("an attacker's origin, matched against the attacker's Host").isFalse();
     }
 
+    /**
+     * Promise 6 (a large payload cannot bloat a poll; request bounds). GET /console/api/parked?limit=1 shows one
+     * event and 2 KiB of its payload, yet the console loads every parked row's whole payload, up to 1,000 rows, at
+     * every poll (each open page polls every 3 s): with parked payloads of a few MiB (the rows parked for
+     * outbox.maxPayloadBytes or a broker's "message too large" are exactly the large ones) one request holds GiBs
+     * on the heap. Here 12 parked payloads of 1 MiB: a limit=1 list must not read 12 MiB of payload.
+     */
+    @Test
+    void aParkedListReadsNoMorePayloadThanItShows() throws Exception {
+        TestDatabase big = TestDatabase.create("console_review_big");
+        HttpServer server = null;
+        try {
+            Map<String, String> values = Map.of("database.url", big.url(), "broker.type", "rabbitmq",
+                    "broker.rabbitmq.uri", TestServices.rabbitMqUri(), "broker.rabbitmq.exchange", "amq.topic");
+            QueueBoxConfig config = QueueBoxConfig.of(values);
+            try (HikariDataSource pool = Pools.operator(config)) {
+                Migrations.migrate(pool, config);
+            }
+            String mib = "x".repeat(1024 * 1024);
+            List<OutboxEvent> events = new ArrayList<>();
+            for (int i = 0; i < 12; i++) {
+                events.add(anEventOf("blob", "b-" + i, "BlobStored", mib));
+            }
+            ConsoleFixtures.write(big.url(), events);
+            ConsoleFixtures.park(big.url(), "payload is 1048576 bytes, more than outbox.maxPayloadBytes", events);
+
+            PGSimpleDataSource dataSource = new PGSimpleDataSource();
+            dataSource.setURL(big.url());
+            OutboxStore real = PostgresOutbox.store(dataSource, PostgresOutboxSettings.defaults());
+            AtomicLong payloadBytesLoaded = new AtomicLong();
+            OutboxStore counting = (OutboxStore) Proxy.newProxyInstance(OutboxStore.class.getClassLoader(),
+                    new Class<?>[] {OutboxStore.class}, (proxy, method, args) -> {
+                        Object result;
+                        try {
+                            result = method.invoke(real, args);
+                        } catch (InvocationTargetException e) {
+                            throw e.getCause();
+                        }
+                        if (method.getName().equals("parked")) {
+                            for (Object row : (List<?>) result) {
+                                payloadBytesLoaded.addAndGet(((ParkedEvent) row).event().payload().length);
+                            }
+                        }
+                        return result;
+                    });
+            ConsoleSettings settings = new ConsoleSettings(true, false, Optional.of(ADMIN_TOKEN), false,
+                    Optional.empty(), Duration.ofSeconds(1));
+            Console handler = new Console(settings, counting, ConsoleSeries.start(new SimpleMeterRegistry(),
+                    Duration.ofSeconds(1)), () -> null);
+            server = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+            server.createContext(Console.PATH, handler);
+            server.start();
+            ConsoleClient client = new ConsoleClient("127.0.0.1", server.getAddress().getPort());
+
+            HttpResponse<String> response = client.get("/console/api/parked?limit=1", null);
+
+            assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+            assertThat(ConsoleClient.json(response).get("events")).hasSize(1);
+            assertThat(payloadBytesLoaded.get())
+                    .as("payload bytes read from the database to show one 2 KiB preview")
+                    .isLessThanOrEqualTo(64L * 1024);
+        } finally {
+            if (server != null) {
+                server.stop(0);
+            }
+            big.close();
+        }
+    }
+
     private record RawResponse(int status, String text) {
     }
 
