@@ -199,6 +199,22 @@ class ConsoleSecurityReviewTest {
         }
     }
 
+    /**
+     * Replay takes exactly what the operator chose. The page's "Replay aggregate" button sends the row's aggregate
+     * type and id as they are; the console trims them, so the row of aggregate " 42" replays aggregate "42"
+     * instead (another customer's, say) and never the one that was chosen. Here the dry run of " 42" counts the
+     * two events of "42" instead of its own one.
+     */
+    @Test
+    void aReplayOfAnAggregateTakesThatAggregateNotOneWhoseIdMerelyTrimsTheSame() throws Exception {
+        console.session();
+        HttpResponse<String> dryRun = console.post("/console/api/replay/dry-run",
+                "{\"scope\":\"aggregate\",\"aggregateType\":\"order\",\"aggregateId\":\" 42\"}", ADMIN_TOKEN);
+
+        assertThat(dryRun.statusCode()).as(dryRun.body()).isEqualTo(200);
+        assertThat(ConsoleClient.json(dryRun).get("count").asInt()).as(dryRun.body()).isEqualTo(1);
+    }
+
     private record RawResponse(int status, String text) {
     }
 
