@@ -215,6 +215,43 @@ class ConsoleSecurityReviewTest {
         assertThat(ConsoleClient.json(dryRun).get("count").asInt()).as(dryRun.body()).isEqualTo(1);
     }
 
+    /**
+     * Denial of service of the whole HTTP port (health, metrics and console share two handler threads). A client
+     * that sends the first bytes of a request and stops holds a handler thread for as long as it likes: the JDK
+     * server reads the request head on the executor, with no time limit set. Two such connections and
+     * /health/live no longer answers, so an orchestrator restarts the relay; with http.host 0.0.0.0 (the
+     * default) anyone who reaches the port can do it. The console makes this worse only by sharing the pool.
+     */
+    @Test
+    void twoStalledRequestsDoNotStopTheHealthEndpointFromAnswering() throws Exception {
+        int port = relay.httpPort();
+        List<Socket> stalled = new ArrayList<>();
+        try {
+            for (int i = 0; i < 2; i++) {
+                Socket socket = new Socket("127.0.0.1", port);
+                socket.getOutputStream().write("GET /console/api/overview HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                        .getBytes(StandardCharsets.US_ASCII));
+                socket.getOutputStream().flush();
+                stalled.add(socket);
+            }
+            Thread.sleep(500);
+            HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+            int status;
+            try {
+                status = http.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/health/live"))
+                        .timeout(Duration.ofSeconds(5)).GET().build(), HttpResponse.BodyHandlers.ofString()).statusCode();
+            } catch (java.net.http.HttpTimeoutException e) {
+                status = -1;
+            }
+            assertThat(status).as("/health/live while two clients stall their request heads (-1: no answer in 5 s)")
+                    .isEqualTo(200);
+        } finally {
+            for (Socket socket : stalled) {
+                socket.close();
+            }
+        }
+    }
+
     private record RawResponse(int status, String text) {
     }
 
