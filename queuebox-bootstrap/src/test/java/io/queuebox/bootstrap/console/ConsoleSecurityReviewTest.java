@@ -252,6 +252,30 @@ class ConsoleSecurityReviewTest {
         }
     }
 
+    /**
+     * Promise 7 (secrets are masked where the configuration is shown). A token under a misspelt key, one letter
+     * off ("console.adminTokn"), or in the wrong case ("console.admintoken"), is an unknown key: the problem that
+     * `config check` and the relay's start print shows its value in the clear next to "did you mean
+     * console.adminToken?". The operator meant a secret; the masking only knows the exact key names.
+     */
+    @Test
+    void aTokenUnderAMisspeltKeyIsNotPrintedByTheConfigurationCheck() {
+        String secret = "s3cr3t-console-token-0123456789";
+        for (String misspelt : List.of("console.adminTokn", "console.admintoken", "console.readTokn")) {
+            Map<String, String> values = new HashMap<>();
+            values.put("database.url", "jdbc:postgresql://127.0.0.1:5432/test");
+            values.put("broker.type", "rabbitmq");
+            values.put("console.enabled", "true");
+            values.put(misspelt, secret);
+
+            Throwable thrown = org.assertj.core.api.Assertions.catchThrowable(() -> new io.queuebox.embed.config.ConfigLoader()
+                    .withoutFile().values(values).environment(Map.of()).load());
+
+            assertThat(thrown).as(misspelt).isInstanceOf(io.queuebox.embed.config.ConfigException.class);
+            assertThat(thrown.getMessage()).as(misspelt).contains(misspelt).doesNotContain(secret);
+        }
+    }
+
     private record RawResponse(int status, String text) {
     }
 
