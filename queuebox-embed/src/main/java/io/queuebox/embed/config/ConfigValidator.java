@@ -39,9 +39,10 @@ final class ConfigValidator {
                 checkValue(key, value.value()).or(() -> notForThisDatabase(key, database)).ifPresent(problem ->
                         problems.add(new ConfigProblem(name, Masking.forDisplay(name, value.value()), problem)));
             } else if (!Keys.isBrokerSetting(name)) {
+                // No value: masking knows secrets by their exact key names, and a misspelt one
+                // (console.adminTokn) is exactly the key whose value the operator meant to keep secret.
                 String suggestion = Suggestions.closest(name, known).map(s -> "; did you mean " + s + "?").orElse("");
-                problems.add(new ConfigProblem(name, Masking.forDisplay(name, value.value()),
-                        "unknown key (from " + value.origin() + ")" + suggestion));
+                problems.add(new ConfigProblem(name, null, "unknown key (from " + value.origin() + ")" + suggestion));
             }
         });
         for (ConfigKey key : Keys.all()) {
