@@ -74,7 +74,8 @@ public final class Console implements HttpHandler {
     }
 
     private Response route(HttpExchange exchange) throws IOException {
-        Optional<Refusal> refused = access.client(exchange.getRemoteAddress());
+        Optional<Refusal> refused = access.client(exchange.getRemoteAddress())
+                .or(() -> access.host(exchange.getRequestHeaders()));
         if (refused.isPresent()) {
             return error(refused.get());
         }

@@ -9,7 +9,8 @@ import java.util.HexFormat;
 import java.util.Optional;
 
 /**
- * Who may do what on the console: loopback clients only unless {@code console.allowRemote}; a bearer token for
+ * Who may do what on the console: loopback clients only unless {@code console.allowRemote}, and only under a
+ * name the console is served under ({@link ConsoleHosts}, the DNS rebinding defence); a bearer token for
  * reads when {@code console.readRequiresToken}; for a change, the admin token plus a same-origin request carrying
  * the CSRF token it was given (double submit: the {@value #CSRF_COOKIE} cookie and the {@value #CSRF_HEADER}
  * header must agree). A browser attaches cookies to a forged cross-site request but cannot read them to fill the
@@ -27,9 +28,23 @@ final class ConsoleAccess {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final ConsoleSettings settings;
+    private final ConsoleHosts hosts;
 
     ConsoleAccess(ConsoleSettings settings) {
         this.settings = settings;
+        this.hosts = ConsoleHosts.of(settings.allowRemote(), settings.allowedHosts());
+    }
+
+    /**
+     * The DNS rebinding defence, for every console request: the {@code Host} must be a name the console is served
+     * under ({@link ConsoleHosts}). 421 Misdirected Request: the request reached this server under a name that is
+     * not its own.
+     */
+    Optional<Refusal> host(Headers headers) {
+        return hosts.allowsHost(headers.getFirst("Host")) ? Optional.empty()
+                : Optional.of(new Refusal(421, "the Host of this request is not a name the console is served under ("
+                        + hosts.describe() + "); to reach it under another name (an SSH tunnel's, a proxy's), add"
+                        + " that name to console.allowedHosts"));
     }
 
     Optional<Refusal> client(InetSocketAddress remote) {
