@@ -80,7 +80,8 @@ final class ConsoleAccess {
             return Optional.of(new Refusal(401, "the bearer token is not console.adminToken"));
         }
         if (!sameOrigin(headers)) {
-            return Optional.of(new Refusal(403, "cross-origin request refused: Origin must be this console's"));
+            return Optional.of(new Refusal(403, "cross-origin request refused: Origin must name a host the console is"
+                    + " served under (a loopback name unless console.allowRemote, or one of console.allowedHosts)"));
         }
         String header = headers.getFirst(CSRF_HEADER);
         Optional<String> cookie = cookie(headers, CSRF_COOKIE);
@@ -93,17 +94,18 @@ final class ConsoleAccess {
     }
 
     /**
-     * Same origin when the browser says so: {@code Origin} equal to this host, or no {@code Origin} but
-     * {@code Sec-Fetch-Site: same-origin}. A request with neither (curl) is not a browser's forged request, but it
-     * is refused as well, so that the rule stays one a reader can check.
+     * Same origin when the browser says so: {@code Origin} naming a host the console is served under (never
+     * compared with the request's own {@code Host}, which a rebinding page controls), or no {@code Origin} but
+     * {@code Sec-Fetch-Site: same-origin} (the {@code Host} has then passed {@link #host}). A request with neither
+     * (curl) is not a browser's forged request, but it is refused as well, so that the rule stays one a reader can
+     * check.
      */
-    static boolean sameOrigin(Headers headers) {
-        String host = headers.getFirst("Host");
+    boolean sameOrigin(Headers headers) {
         String origin = headers.getFirst("Origin");
         if (origin != null) {
-            return host != null && (origin.equals("http://" + host) || origin.equals("https://" + host));
+            return hosts.allowsOrigin(origin);
         }
-        return "same-origin".equals(headers.getFirst("Sec-Fetch-Site"));
+        return "same-origin".equals(headers.getFirst("Sec-Fetch-Site")) && hosts.allowsHost(headers.getFirst("Host"));
     }
 
     static String newCsrfToken() {
