@@ -697,6 +697,10 @@ public abstract class OutboxStoreContract {
                 .allSatisfy(row -> assertThat(row.event().payload()).isEmpty());
         assertThat(store.parked(selector, 1, 1 << 20)).extracting(ParkedEvent::event)
                 .as("a cap above the payload leaves it whole").containsExactly(events.get(0));
+        ReplaySelector aggregate = ReplaySelector.aggregate(events.get(0).aggregateType(), events.get(0).aggregateId());
+        for (ReplaySelector other : List.of(aggregate, ReplaySelector.allParked())) {
+            assertThat(store.parked(other, 10, cap)).as(other.toString()).isEqualTo(capped);
+        }
     }
 
     private static OutboxEvent withPayload(OutboxEvent event, byte[] payload) {
