@@ -70,6 +70,7 @@ final class OutboxSql {
     final String purgeSent;
     final String stats;
     final String parkedSelect;
+    final String parkedCappedSelect;
     final String replay;
 
     OutboxSql(PostgresOutboxSettings settings) {
@@ -134,6 +135,11 @@ final class OutboxSql {
                 + " AS oldest_micros FROM " + t + " o WHERE status <> 'sent'";
         parkedSelect = "SELECT " + EVENT_COLUMNS + " FROM " + t + " WHERE status = 'parked' AND <selector>"
                 + " ORDER BY seq LIMIT :limit";
+        // The payload cut in the database, so a list of rows parked for their size does not carry them whole;
+        // octet_length of a bytea is read from its header (toasted values are not fetched for it).
+        parkedCappedSelect = "SELECT " + EVENT_COLUMNS.replace(" payload,",
+                        " substring(payload from 1 for :maxPayloadBytes) AS payload, octet_length(payload) AS payload_bytes,")
+                + " FROM " + t + " WHERE status = 'parked' AND <selector> ORDER BY seq LIMIT :limit";
         replay = "UPDATE " + t + " SET status = 'pending', next_attempt_at = now(), attempts = 0,"
                 + " lease_token = NULL, lease_until = NULL WHERE status = 'parked' AND <selector>";
     }

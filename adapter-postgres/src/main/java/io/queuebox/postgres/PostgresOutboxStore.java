@@ -636,6 +636,22 @@ final class PostgresOutboxStore implements OutboxStore {
     }
 
     @Override
+    public List<ParkedEvent> parked(ReplaySelector selector, int limit, int maxPayloadBytes) {
+        Objects.requireNonNull(selector, "selector");
+        StoreArguments.atLeastOne("limit", limit);
+        if (maxPayloadBytes < 0) {
+            throw new IllegalArgumentException("maxPayloadBytes must be >= 0, got: " + maxPayloadBytes);
+        }
+        return jdbi.withHandle(handle -> {
+            var query = plain(handle.createQuery(sql.parkedCappedSelect.replace("<selector>", condition(selector))))
+                    .bind("limit", limit).bind("maxPayloadBytes", maxPayloadBytes);
+            bindSelector(query, selector);
+            return query.map((rs, ctx) -> new ParkedEvent(rs.getLong("seq"), listedEvent(rs), rs.getInt("attempts"),
+                    rs.getString("last_error"), instant(rs, "created_at"), rs.getInt("payload_bytes"))).list();
+        });
+    }
+
+    @Override
     public int replay(ReplaySelector selector) {
         Objects.requireNonNull(selector, "selector");
         return update(sql.replay.replace("<selector>", condition(selector)), statement -> {

@@ -137,6 +137,20 @@ final class SqlServerOutboxStore implements OutboxStore {
     }
 
     @Override
+    public List<ParkedEvent> parked(ReplaySelector selector, int limit, int maxPayloadBytes) {
+        Objects.requireNonNull(selector, "selector");
+        StoreArguments.atLeastOne("limit", limit);
+        if (maxPayloadBytes < 0) {
+            throw new IllegalArgumentException("maxPayloadBytes must be >= 0, got: " + maxPayloadBytes);
+        }
+        SqlCall call = calls.parked(selector, limit, maxPayloadBytes);
+        return jdbi.withHandle(handle -> bind(plain(handle.createQuery(call.sql())), call)
+                .map((rs, ctx) -> new ParkedEvent(rs.getLong("seq"), event(rs), rs.getInt("attempts"),
+                        rs.getString("last_error"), instant(rs, "created_at"), rs.getInt("payload_bytes")))
+                .list());
+    }
+
+    @Override
     public int replay(ReplaySelector selector) {
         Objects.requireNonNull(selector, "selector");
         return update(calls.replay(selector));

@@ -127,6 +127,18 @@ enum SqlServerStatements {
     PARKED_ALL(Group.STORE, "SELECT TOP (:limit) " + Columns.plain() + " FROM {table}"
             + " WHERE status = 'parked' ORDER BY seq"),
 
+    // The capped parked reads: the payload cut in the database (the console's list), and its whole length.
+    PARKED_CAPPED_BY_EVENT_IDS(Group.STORE, "SELECT TOP (:limit) " + Columns.capped() + " FROM {table}"
+            + " WHERE status = 'parked' AND event_id IN (SELECT j.id FROM OPENJSON(:ids) WITH (id uniqueidentifier '$') j)"
+            + " ORDER BY seq"),
+
+    PARKED_CAPPED_BY_AGGREGATE(Group.STORE, "SELECT TOP (:limit) " + Columns.capped() + " FROM {table}"
+            + " WHERE status = 'parked' AND aggregate_type = :aggregateType AND aggregate_id = :aggregateId"
+            + " ORDER BY seq"),
+
+    PARKED_CAPPED_ALL(Group.STORE, "SELECT TOP (:limit) " + Columns.capped() + " FROM {table}"
+            + " WHERE status = 'parked' ORDER BY seq"),
+
     REPLAY_BY_EVENT_IDS(Group.STORE, "UPDATE o SET " + Columns.REPLAYED
             + " FROM OPENJSON(:ids) WITH (id uniqueidentifier '$') j JOIN {table} o WITH (FORCESEEK)"
             + " ON o.event_id = j.id WHERE o.status = 'parked'"),
@@ -246,6 +258,12 @@ enum SqlServerStatements {
 
         static String plain() {
             return String.join(", ", NAMES);
+        }
+
+        /** As {@link #plain()}, with at most :maxPayloadBytes of the payload and its whole length as payload_bytes. */
+        static String capped() {
+            return plain().replace("payload,",
+                    "SUBSTRING(payload, 1, :maxPayloadBytes) AS payload, DATALENGTH(payload) AS payload_bytes,");
         }
 
         static String inserted() {

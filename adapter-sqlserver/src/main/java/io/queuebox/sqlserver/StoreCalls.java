@@ -108,6 +108,22 @@ final class StoreCalls {
         return call(SqlServerStatements.PARKED_ALL, p);
     }
 
+    SqlCall parked(ReplaySelector selector, int limit, int maxPayloadBytes) {
+        Map<String, Object> p = new LinkedHashMap<>();
+        p.put("limit", limit);
+        p.put("maxPayloadBytes", maxPayloadBytes);
+        if (selector instanceof ReplaySelector.ByEventIds byIds) {
+            p.put("ids", Json.array(byIds.eventIds()));
+            return call(SqlServerStatements.PARKED_CAPPED_BY_EVENT_IDS, p);
+        }
+        if (selector instanceof ReplaySelector.ByAggregate byAggregate) {
+            p.put("aggregateType", byAggregate.aggregate().type());
+            p.put("aggregateId", byAggregate.aggregate().id());
+            return call(SqlServerStatements.PARKED_CAPPED_BY_AGGREGATE, p);
+        }
+        return call(SqlServerStatements.PARKED_CAPPED_ALL, p);
+    }
+
     SqlCall replay(ReplaySelector selector) {
         if (selector instanceof ReplaySelector.ByEventIds byIds) {
             return call(SqlServerStatements.REPLAY_BY_EVENT_IDS, Map.of("ids", Json.array(byIds.eventIds())));

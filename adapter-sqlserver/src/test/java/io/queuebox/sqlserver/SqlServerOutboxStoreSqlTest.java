@@ -77,6 +77,26 @@ class SqlServerOutboxStoreSqlTest {
     }
 
     @Test
+    void aCappedParkedReadByAggregateAndOfAllRowsCutsThePayloadInTheDatabase() {
+        OutboxEvent event = anEventFor("capped");
+        write(List.of(event));
+        ClaimBatch batch = store.claim(request(10, ParkingPolicy.HOLD_AGGREGATE));
+        store.park(batch.lease(), List.of(new Park(event.eventId(), "too large")));
+        int whole = event.payload().length;
+
+        for (ReplaySelector selector : List.of(ReplaySelector.aggregate(event.aggregateType(), event.aggregateId()),
+                ReplaySelector.allParked())) {
+            List<io.queuebox.ports.ParkedEvent> capped = store.parked(selector, 10, 4);
+
+            assertThat(capped).singleElement().satisfies(row -> {
+                assertThat(row.event().payload()).containsExactly(java.util.Arrays.copyOf(event.payload(), 4));
+                assertThat(row.payloadBytes()).isEqualTo(whole);
+                assertThat(row.event().eventId()).isEqualTo(event.eventId());
+            });
+        }
+    }
+
+    @Test
     void aBatchOf500IsOneRoundTripToClaimAndOneToMarkSent() {
         List<OutboxEvent> events = new ArrayList<>();
         for (int i = 0; i < 500; i++) {

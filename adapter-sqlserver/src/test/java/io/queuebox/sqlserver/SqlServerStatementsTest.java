@@ -161,7 +161,9 @@ class SqlServerStatementsTest {
                 calls.renew(TOKEN, Duration.ofMinutes(1)), calls.timeUntilNextDue(),
                 calls.purgeSent(Duration.ofDays(7), 1000), calls.stats(),
                 calls.parked(ReplaySelector.events(Set.of(ID)), 10), calls.parked(ReplaySelector.aggregate("order", "1"), 10),
-                calls.parked(ReplaySelector.allParked(), 10), calls.replay(ReplaySelector.events(Set.of(ID))),
+                calls.parked(ReplaySelector.allParked(), 10), calls.parked(ReplaySelector.events(Set.of(ID)), 10, 2048),
+                calls.parked(ReplaySelector.aggregate("order", "1"), 10, 2048), calls.parked(ReplaySelector.allParked(), 10, 0),
+                calls.replay(ReplaySelector.events(Set.of(ID))),
                 calls.replay(ReplaySelector.aggregate("order", "1")), calls.replay(ReplaySelector.allParked()));
         Set<SqlServerStatements> seen = new LinkedHashSet<>();
         for (SqlCall call : all) {

@@ -96,6 +96,14 @@ class StatementCoverageTest {
             entry(SqlServerStatements.PARKED_ALL, List.of(
                     CONTRACT + "parkedListsMatchingRowsInSequenceOrderUpToTheLimit",
                     CONTRACT + "replayMakesParkedRowsPendingAndDueNowWithAttemptsReset")),
+            entry(SqlServerStatements.PARKED_CAPPED_BY_EVENT_IDS, List.of(
+                    CONTRACT + "aCappedParkedListReadsAtMostThatManyPayloadBytesAndTheEventOtherwiseUnchanged")),
+            entry(SqlServerStatements.PARKED_CAPPED_BY_AGGREGATE, List.of(
+                    CONTRACT + "aCappedParkedListReadsAtMostThatManyPayloadBytesAndTheEventOtherwiseUnchanged",
+                    SQL + "aCappedParkedReadByAggregateAndOfAllRowsCutsThePayloadInTheDatabase")),
+            entry(SqlServerStatements.PARKED_CAPPED_ALL, List.of(
+                    CONTRACT + "aCappedParkedListReadsAtMostThatManyPayloadBytesAndTheEventOtherwiseUnchanged",
+                    SQL + "aCappedParkedReadByAggregateAndOfAllRowsCutsThePayloadInTheDatabase")),
             entry(SqlServerStatements.REPLAY_BY_EVENT_IDS, List.of(
                     CONTRACT + "replayMakesParkedRowsPendingAndDueNowWithAttemptsReset")),
             entry(SqlServerStatements.REPLAY_BY_AGGREGATE, List.of(

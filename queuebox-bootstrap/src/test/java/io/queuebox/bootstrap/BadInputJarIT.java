@@ -114,7 +114,7 @@ class BadInputJarIT {
         Result result = jar(relayEnv(Map.of()), "--config", file.toString(), "migrate");
 
         assertThat(result.exitCode()).as(result.output()).isEqualTo(2);
-        assertThat(result.output()).contains("outbox.batchSzie = '50': unknown key (from file " + file
+        assertThat(result.output()).contains("outbox.batchSzie: unknown key (from file " + file
                 + "); did you mean outbox.batchSize?");
         assertNoStackTrace(result);
         assertThat(tablesIn("public")).isEmpty();

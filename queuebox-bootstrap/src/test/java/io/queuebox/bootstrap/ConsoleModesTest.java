@@ -222,7 +222,9 @@ class ConsoleModesTest {
             if (!Files.isReadable(path)) {
                 continue;
             }
-            for (String line : Files.readAllLines(path).subList(1, Files.readAllLines(path).size())) {
+            // Read once: the table changes between two reads (other sockets of this JVM open and close).
+            List<String> lines = Files.readAllLines(path);
+            for (String line : lines.subList(Math.min(1, lines.size()), lines.size())) {
                 String[] fields = line.trim().split("\\s+");
                 if (fields.length > 9 && fields[3].equals("0A")) {
                     listening.add(Long.parseLong(fields[9]));

@@ -93,6 +93,12 @@ final class DeferredStore implements OutboxStore {
         return store().parked(selector, limit);
     }
 
+    /** Delegated, so that the real store's capped read is used, not the default's whole read. */
+    @Override
+    public List<ParkedEvent> parked(ReplaySelector selector, int limit, int maxPayloadBytes) {
+        return store().parked(selector, limit, maxPayloadBytes);
+    }
+
     @Override
     public int replay(ReplaySelector selector) {
         return store().replay(selector);

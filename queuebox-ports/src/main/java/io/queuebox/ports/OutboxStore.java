@@ -114,6 +114,22 @@ public interface OutboxStore {
     List<ParkedEvent> parked(ReplaySelector selector, int limit);
 
     /**
+     * As {@link #parked(ReplaySelector, int)}, reading at most {@code maxPayloadBytes} of each payload: a view of
+     * the parked rows (the operator console's list) need not hold whole payloads, which are the large ones when
+     * a row was parked for its size. Each event is otherwise unchanged; {@link ParkedEvent#payloadBytes()} is the
+     * whole payload's length. The default reads whole payloads and truncates them, which is correct but bounds
+     * nothing: a store that can cap the read in its query should override it.
+     *
+     * @param maxPayloadBytes at least 0
+     */
+    default List<ParkedEvent> parked(ReplaySelector selector, int limit, int maxPayloadBytes) {
+        if (maxPayloadBytes < 0) {
+            throw new IllegalArgumentException("maxPayloadBytes must be >= 0, got: " + maxPayloadBytes);
+        }
+        return parked(selector, limit).stream().map(row -> row.withPayloadCappedAt(maxPayloadBytes)).toList();
+    }
+
+    /**
      * Makes parked rows matching the selector pending again, due now, with their attempt count reset to 0
      * and their last error kept.
      *

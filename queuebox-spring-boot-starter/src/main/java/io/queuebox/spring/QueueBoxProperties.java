@@ -57,7 +57,8 @@ public class QueueBoxProperties extends LinkedHashMap<String, String> {
         keys.put(Keys.HTTP_HOST.name(), "health and metrics are Actuator's: configure management.*");
         keys.put(Keys.LOG_FORMAT.name(), "logging is the application's: configure logging.*");
         // The console is served by the runnable jar's own HTTP server, which an application does not run.
-        for (ConfigKey key : List.of(Keys.CONSOLE_ENABLED, Keys.CONSOLE_ALLOW_REMOTE, Keys.CONSOLE_ADMIN_TOKEN,
+        for (ConfigKey key : List.of(Keys.CONSOLE_ENABLED, Keys.CONSOLE_ALLOW_REMOTE, Keys.CONSOLE_ALLOWED_HOSTS,
+                Keys.CONSOLE_ADMIN_TOKEN,
                 Keys.CONSOLE_READ_REQUIRES_TOKEN, Keys.CONSOLE_READ_TOKEN, Keys.CONSOLE_SAMPLE_INTERVAL_MS)) {
             keys.put(key.name(), "the operator console is the runnable jar's (queuebox.jar), not the starter's");
         }

@@ -74,7 +74,8 @@ public final class Console implements HttpHandler {
     }
 
     private Response route(HttpExchange exchange) throws IOException {
-        Optional<Refusal> refused = access.client(exchange.getRemoteAddress());
+        Optional<Refusal> refused = access.client(exchange.getRemoteAddress())
+                .or(() -> access.host(exchange.getRequestHeaders()));
         if (refused.isPresent()) {
             return error(refused.get());
         }
@@ -126,7 +127,7 @@ public final class Console implements HttpHandler {
     private Map<String, Object> replay(ReplayRequest request) {
         Map<String, Object> result = parked.replay(request);
         // What was replayed, never the token that allowed it.
-        LOG.info("console: replayed {} parked event(s) ({})", result.get("replayed"), request.describe());
+        LOG.info("console: replayed {} parked event(s) ({})", result.get("replayed"), LogText.escape(request.describe()));
         return result;
     }
 

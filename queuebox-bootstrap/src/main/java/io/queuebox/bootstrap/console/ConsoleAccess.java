@@ -9,7 +9,8 @@ import java.util.HexFormat;
 import java.util.Optional;
 
 /**
- * Who may do what on the console: loopback clients only unless {@code console.allowRemote}; a bearer token for
+ * Who may do what on the console: loopback clients only unless {@code console.allowRemote}, and only under a
+ * name the console is served under ({@link ConsoleHosts}, the DNS rebinding defence); a bearer token for
  * reads when {@code console.readRequiresToken}; for a change, the admin token plus a same-origin request carrying
  * the CSRF token it was given (double submit: the {@value #CSRF_COOKIE} cookie and the {@value #CSRF_HEADER}
  * header must agree). A browser attaches cookies to a forged cross-site request but cannot read them to fill the
@@ -27,9 +28,23 @@ final class ConsoleAccess {
     private static final SecureRandom RANDOM = new SecureRandom();
 
     private final ConsoleSettings settings;
+    private final ConsoleHosts hosts;
 
     ConsoleAccess(ConsoleSettings settings) {
         this.settings = settings;
+        this.hosts = ConsoleHosts.of(settings.allowRemote(), settings.allowedHosts());
+    }
+
+    /**
+     * The DNS rebinding defence, for every console request: the {@code Host} must be a name the console is served
+     * under ({@link ConsoleHosts}). 421 Misdirected Request: the request reached this server under a name that is
+     * not its own.
+     */
+    Optional<Refusal> host(Headers headers) {
+        return hosts.allowsHost(headers.getFirst("Host")) ? Optional.empty()
+                : Optional.of(new Refusal(421, "the Host of this request is not a name the console is served under ("
+                        + hosts.describe() + "); to reach it under another name (an SSH tunnel's, a proxy's), add"
+                        + " that name to console.allowedHosts"));
     }
 
     Optional<Refusal> client(InetSocketAddress remote) {
@@ -65,7 +80,8 @@ final class ConsoleAccess {
             return Optional.of(new Refusal(401, "the bearer token is not console.adminToken"));
         }
         if (!sameOrigin(headers)) {
-            return Optional.of(new Refusal(403, "cross-origin request refused: Origin must be this console's"));
+            return Optional.of(new Refusal(403, "cross-origin request refused: Origin must name a host the console is"
+                    + " served under (a loopback name unless console.allowRemote, or one of console.allowedHosts)"));
         }
         String header = headers.getFirst(CSRF_HEADER);
         Optional<String> cookie = cookie(headers, CSRF_COOKIE);
@@ -78,17 +94,18 @@ final class ConsoleAccess {
     }
 
     /**
-     * Same origin when the browser says so: {@code Origin} equal to this host, or no {@code Origin} but
-     * {@code Sec-Fetch-Site: same-origin}. A request with neither (curl) is not a browser's forged request, but it
-     * is refused as well, so that the rule stays one a reader can check.
+     * Same origin when the browser says so: {@code Origin} naming a host the console is served under (never
+     * compared with the request's own {@code Host}, which a rebinding page controls), or no {@code Origin} but
+     * {@code Sec-Fetch-Site: same-origin} (the {@code Host} has then passed {@link #host}). A request with neither
+     * (curl) is not a browser's forged request, but it is refused as well, so that the rule stays one a reader can
+     * check.
      */
-    static boolean sameOrigin(Headers headers) {
-        String host = headers.getFirst("Host");
+    boolean sameOrigin(Headers headers) {
         String origin = headers.getFirst("Origin");
         if (origin != null) {
-            return host != null && (origin.equals("http://" + host) || origin.equals("https://" + host));
+            return hosts.allowsOrigin(origin);
         }
-        return "same-origin".equals(headers.getFirst("Sec-Fetch-Site"));
+        return "same-origin".equals(headers.getFirst("Sec-Fetch-Site")) && hosts.allowsHost(headers.getFirst("Host"));
     }
 
     static String newCsrfToken() {

@@ -20,13 +20,19 @@ import java.util.stream.Collectors;
  * {@code queuebox outbox parked|replay}: {@link OutboxStore#parked} and {@link OutboxStore#replay}. A filter the
  * store cannot express (error text, a type without an id) is applied here to the first {@value #SCAN_LIMIT} parked
  * rows in write order, and the answer says when there may be more ({@code truncated}).
+ *
+ * <p>A poll reads at most what it shows: rows are counted and filtered without their payloads (a capped read of
+ * 0 bytes), and only the rows shown are read with a payload, {@value #PREVIEW_BYTES} bytes of it at most. The
+ * rows parked for their size are exactly the large ones, and each open page polls every few seconds.
  */
 final class ParkedEvents {
 
     /** How much of a payload the console shows: enough to recognise it, bounded so a large one cannot bloat a poll. */
     static final int PREVIEW_BYTES = 2048;
-    /** The most parked rows one request reads (each carries its payload). */
+    /** The most parked rows one request reads to count or filter them (without their payloads). */
     static final int SCAN_LIMIT = 1000;
+    /** A scan counts and filters rows by their columns; their payloads are not needed, so none are read. */
+    private static final int NO_PAYLOAD = 0;
 
     private final OutboxStore store;
 
@@ -35,10 +41,17 @@ final class ParkedEvents {
     }
 
     Map<String, Object> list(ReplayRequest.Filter filter, int limit) {
-        List<ParkedEvent> scanned = store.parked(filter.selector(), SCAN_LIMIT);
+        List<ParkedEvent> scanned = store.parked(filter.selector(), SCAN_LIMIT, NO_PAYLOAD);
         List<ParkedEvent> matched = scanned.stream().filter(filter::matches).toList();
+        List<ParkedEvent> shown;
+        if (filter.storeSelects()) {
+            shown = store.parked(filter.selector(), limit, PREVIEW_BYTES);
+        } else {
+            Set<UUID> ids = matched.stream().limit(limit).map(p -> p.event().eventId()).collect(Collectors.toSet());
+            shown = ids.isEmpty() ? List.of() : store.parked(ReplaySelector.events(ids), limit, PREVIEW_BYTES);
+        }
         Map<String, Object> body = new LinkedHashMap<>();
-        body.put("events", matched.stream().limit(limit).map(ParkedEvents::json).toList());
+        body.put("events", shown.stream().map(ParkedEvents::json).toList());
         body.put("matched", matched.size());
         body.put("truncated", scanned.size() >= SCAN_LIMIT);
         return body;
@@ -66,7 +79,7 @@ final class ParkedEvents {
             if (filter.storeSelects()) {
                 replayed = store.replay(filter.selector());
             } else {
-                List<ParkedEvent> scanned = store.parked(filter.selector(), SCAN_LIMIT);
+                List<ParkedEvent> scanned = store.parked(filter.selector(), SCAN_LIMIT, NO_PAYLOAD);
                 truncated = scanned.size() >= SCAN_LIMIT;
                 Set<UUID> ids = scanned.stream().filter(filter::matches).map(p -> p.event().eventId())
                         .collect(Collectors.toSet());
@@ -80,15 +93,17 @@ final class ParkedEvents {
         return body;
     }
 
+    /** The rows a replay would take, without their payloads: only counted. */
     private List<ParkedEvent> chosen(ReplayRequest request) {
         if (request instanceof ReplayRequest.OneEvent one) {
-            return store.parked(ReplaySelector.events(Set.of(one.eventId())), 1);
+            return store.parked(ReplaySelector.events(Set.of(one.eventId())), 1, NO_PAYLOAD);
         }
         if (request instanceof ReplayRequest.OneAggregate aggregate) {
-            return store.parked(ReplaySelector.aggregate(aggregate.aggregateType(), aggregate.aggregateId()), SCAN_LIMIT);
+            return store.parked(ReplaySelector.aggregate(aggregate.aggregateType(), aggregate.aggregateId()), SCAN_LIMIT,
+                    NO_PAYLOAD);
         }
         ReplayRequest.Filter filter = ((ReplayRequest.Matching) request).filter();
-        return store.parked(filter.selector(), SCAN_LIMIT).stream().filter(filter::matches).toList();
+        return store.parked(filter.selector(), SCAN_LIMIT, NO_PAYLOAD).stream().filter(filter::matches).toList();
     }
 
     private static Map<String, Object> json(ParkedEvent parked) {
@@ -103,9 +118,9 @@ final class ParkedEvents {
         json.put("createdAt", parked.createdAt().toString());
         json.put("contentType", parked.event().contentType());
         byte[] payload = parked.event().payload();
-        json.put("payloadBytes", payload.length);
+        json.put("payloadBytes", parked.payloadBytes());
         json.put("payloadPreview", preview(payload));
-        json.put("payloadTruncated", payload.length > PREVIEW_BYTES);
+        json.put("payloadTruncated", parked.payloadBytes() > PREVIEW_BYTES);
         return json;
     }
 

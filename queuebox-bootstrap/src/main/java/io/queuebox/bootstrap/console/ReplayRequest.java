@@ -68,7 +68,8 @@ sealed interface ReplayRequest {
         if (!node.isTextual()) {
             throw new BadRequest(field + ": a string");
         }
-        return Optional.of(node.asText().trim()).filter(value -> !value.isEmpty());
+        // Never trimmed: " 42" is another aggregate than "42", and a replay takes exactly the one chosen.
+        return Optional.of(node.asText()).filter(value -> !value.isEmpty());
     }
 
     /**
@@ -82,8 +83,9 @@ sealed interface ReplayRequest {
                     present(query.get("error")));
         }
 
+        /** As given, untrimmed: an identifier's spaces are part of it (as in a replay's body). */
         private static Optional<String> present(String value) {
-            return Optional.ofNullable(value).map(String::trim).filter(v -> !v.isEmpty());
+            return Optional.ofNullable(value).filter(v -> !v.isEmpty());
         }
 
         /** The store's own selector when it says it all; else every parked row, filtered here. */

@@ -27,6 +27,25 @@ public final class HttpEndpoints implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
     private static final String PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8";
 
+    /**
+     * Handler threads. The JDK server reads a request's head on a handler thread, so a client that stalls its
+     * request holds one until the request time limit closes the connection: a few such clients must not take
+     * every thread from /health/live (an orchestrator would restart a working relay).
+     */
+    static final int THREADS = 16;
+    /** The JDK server's request time limit, in seconds (sun.net.httpserver.ServerConfig); unset, there is none. */
+    static final String MAX_REQUEST_TIME_PROPERTY = "sun.net.httpserver.maxReqTime";
+    /** Seconds a client has to send its whole request before the server closes the connection. */
+    static final long DEFAULT_MAX_REQUEST_SECONDS = 10;
+
+    static {
+        // ServerConfig reads the property once, when the JDK server's classes initialise: so here, before this
+        // class creates its first server. An operator's -Dsun.net.httpserver.maxReqTime wins.
+        if (System.getProperty(MAX_REQUEST_TIME_PROPERTY) == null) {
+            System.setProperty(MAX_REQUEST_TIME_PROPERTY, Long.toString(DEFAULT_MAX_REQUEST_SECONDS));
+        }
+    }
+
     private final HttpServer server;
     private final ExecutorService executor;
     private final Supplier<Health> liveness;
@@ -39,7 +58,7 @@ public final class HttpEndpoints implements AutoCloseable {
         this.liveness = liveness;
         this.components = List.copyOf(components);
         this.metrics = metrics;
-        this.executor = Executors.newFixedThreadPool(2, runnable -> {
+        this.executor = Executors.newFixedThreadPool(THREADS, runnable -> {
             Thread thread = new Thread(runnable, "queuebox-http");
             thread.setDaemon(true);
             return thread;

@@ -167,7 +167,9 @@ public final class Relay implements AutoCloseable {
             http.serve(Console.PATH, new Console(consoleSettings, database.store(), consoleSeries,
                     () -> captureFacts(captureSettings, capture, settings.owner())));
             LOG.info("console at http://{}:{}{}/ ({}{})", config.string(Keys.HTTP_HOST), http.port(), Console.PATH,
-                    consoleSettings.allowRemote() ? "remote clients allowed" : "this host's clients only",
+                    (consoleSettings.allowRemote() ? "remote clients allowed" : "this host's clients only")
+                            + (consoleSettings.allowedHosts().isEmpty() ? ""
+                                    : "; also served under " + String.join(", ", consoleSettings.allowedHosts())),
                     consoleSettings.replayEnabled() ? "; replay needs console.adminToken" : "; read-only: no console.adminToken");
         }
         LOG.info("QueueBox relay started: {} {} -> {} ({} workers, batch {}, owner {}); http on port {}",

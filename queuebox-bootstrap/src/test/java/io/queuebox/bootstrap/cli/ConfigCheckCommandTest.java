@@ -34,7 +34,7 @@ class ConfigCheckCommandTest {
                 .contains("3 configuration problem(s)")
                 .contains("outbox.batchSize = '-5': out of range; allowed: an integer from 1 to 10000")
                 .contains("outbox.ordering = 'sometimes': not an allowed value; allowed: one of per-aggregate, none")
-                .contains("outbox.pollIntervalMillis = '100': unknown key")
+                .contains("outbox.pollIntervalMillis: unknown key")
                 .contains("did you mean outbox.pollIntervalMs?");
         assertThat(run.out()).isEmpty();
     }

@@ -175,7 +175,8 @@ final class ConfigSource {
             }
         }
         String suggestion = Suggestions.closest(name, keyByEnv.keySet()).map(s -> "; did you mean " + s + "?").orElse("");
-        problems.add(new ConfigProblem(name, Masking.looksSecret(name) ? Masking.MASK : value,
+        // No value, as for an unknown key: a misspelt secret's name need not look secret.
+        problems.add(new ConfigProblem(name, null,
                 "unknown environment variable (a QUEUEBOX_ variable must name a configuration key)" + suggestion));
     }
 }

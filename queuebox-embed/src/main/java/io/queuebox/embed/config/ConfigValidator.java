@@ -26,6 +26,9 @@ final class ConfigValidator {
     }
 
     static final int MIN_CONSOLE_TOKEN_LENGTH = 16;
+    /** An entry of console.allowedHosts: a name, an IPv4 or a bracketed IPv6 address, and an optional port. */
+    private static final Pattern HOST_ENTRY =
+            Pattern.compile("(\\[[0-9A-Fa-f:.]+\\]|[A-Za-z0-9._-]+)(?::(6553[0-5]|655[0-2]\\d|65[0-4]\\d{2}|6[0-4]\\d{3}|[1-5]?\\d{1,4}))?");
 
     /** @param given the values given by file and environment, without defaults, secrets already resolved */
     List<ConfigProblem> validate(Map<String, ConfigValue> given) {
@@ -39,9 +42,10 @@ final class ConfigValidator {
                 checkValue(key, value.value()).or(() -> notForThisDatabase(key, database)).ifPresent(problem ->
                         problems.add(new ConfigProblem(name, Masking.forDisplay(name, value.value()), problem)));
             } else if (!Keys.isBrokerSetting(name)) {
+                // No value: masking knows secrets by their exact key names, and a misspelt one
+                // (console.adminTokn) is exactly the key whose value the operator meant to keep secret.
                 String suggestion = Suggestions.closest(name, known).map(s -> "; did you mean " + s + "?").orElse("");
-                problems.add(new ConfigProblem(name, Masking.forDisplay(name, value.value()),
-                        "unknown key (from " + value.origin() + ")" + suggestion));
+                problems.add(new ConfigProblem(name, null, "unknown key (from " + value.origin() + ")" + suggestion));
             }
         });
         for (ConfigKey key : Keys.all()) {
@@ -198,6 +202,23 @@ final class ConfigValidator {
                 problems.add(new ConfigProblem(token.name(), Masking.forDisplay(token.name(), value.value()),
                         "too short: at least " + MIN_CONSOLE_TOKEN_LENGTH + " characters (for example openssl rand -hex 24)"));
             }
+        }
+        ConfigValue hosts = given.get(Keys.CONSOLE_ALLOWED_HOSTS.name());
+        List<String> hostEntries = hosts == null ? List.of()
+                : java.util.Arrays.stream(hosts.value().split(",")).map(String::trim).filter(e -> !e.isEmpty()).toList();
+        for (String entry : hostEntries) {
+            if (!HOST_ENTRY.matcher(entry).matches()) {
+                problems.add(new ConfigProblem(Keys.CONSOLE_ALLOWED_HOSTS.name(), hosts.value(),
+                        "'" + entry + "' is not a host or host:port (no scheme, path or wildcard)"));
+            }
+        }
+        // Remote use must still name the hosts it is served under: with no list, any Host would do, which is
+        // exactly what a DNS rebinding page needs.
+        if (valueOf(given, Keys.CONSOLE_ENABLED).equals("true") && valueOf(given, Keys.CONSOLE_ALLOW_REMOTE).equals("true")
+                && hostEntries.isEmpty()) {
+            problems.add(new ConfigProblem(Keys.CONSOLE_ALLOWED_HOSTS.name(), null,
+                    "required when console.allowRemote is true: the host names (or host:port) the console is reached"
+                            + " under, for example console.example.com"));
         }
         if (valueOf(given, Keys.CONSOLE_ENABLED).equals("true") && valueOf(given, Keys.CONSOLE_READ_REQUIRES_TOKEN).equals("true")
                 && given.get(Keys.CONSOLE_READ_TOKEN.name()) == null && given.get(Keys.CONSOLE_ADMIN_TOKEN.name()) == null) {

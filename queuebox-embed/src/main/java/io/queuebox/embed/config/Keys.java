@@ -204,6 +204,11 @@ public final class Keys {
     public static final ConfigKey CONSOLE_ALLOW_REMOTE = register(key("console.allowRemote", Type.BOOLEAN).defaultValue(false)
             .doc("Whether the console answers clients that are not on this host; false refuses every non-loopback"
                     + " address with 403, whatever http.host binds (reach it through an SSH tunnel or a proxy on the host)."));
+    public static final ConfigKey CONSOLE_ALLOWED_HOSTS = register(key("console.allowedHosts", Type.STRING)
+            .doc("Comma-separated host or host:port names the console is also served under (an SSH tunnel's, a proxy's);"
+                    + " a request whose Host, or a change whose Origin, names another host is refused with 421 (the DNS"
+                    + " rebinding defence). Without console.allowRemote the loopback names (localhost, 127.x.x.x, [::1])"
+                    + " are always allowed; with it, only these, and the key is required."));
     public static final ConfigKey CONSOLE_ADMIN_TOKEN = register(key("console.adminToken", Type.STRING).secret()
             .doc("Bearer token every change made from the console (replay) requires, at least 16 characters. Unset, the"
                     + " console is read-only: replay answers 403. Accepts a file: reference."));

@@ -159,6 +159,39 @@ class ConfigLoaderTest {
     }
 
     @Test
+    void aRemoteConsoleMustNameTheHostsItIsServedUnder() throws IOException {
+        String remote = MINIMAL + "console:\n  enabled: true\n  allowRemote: true\n";
+
+        assertThat(problemsOf(remote, Map.of())).extracting(ConfigProblem::toString).singleElement().asString()
+                .startsWith("console.allowedHosts: required when console.allowRemote is true");
+        assertThat(load(remote + "  allowedHosts: 'console.example.com, 10.0.0.5:8080, [fd00::1]:8080'\n", Map.of())
+                .optional(Keys.CONSOLE_ALLOWED_HOSTS)).hasValue("console.example.com, 10.0.0.5:8080, [fd00::1]:8080");
+        assertThat(load(MINIMAL + "console:\n  enabled: true\n", Map.of()).optional(Keys.CONSOLE_ALLOWED_HOSTS))
+                .as("loopback only").isEmpty();
+    }
+
+    @Test
+    void anAllowedHostThatIsNotAHostOrHostAndPortIsRefused() {
+        List<ConfigProblem> problems = problemsOf(MINIMAL
+                + "console:\n  enabled: true\n  allowedHosts: 'ok.example, http://bad.example/, *'\n", Map.of());
+
+        assertThat(problems).extracting(ConfigProblem::problem).containsExactlyInAnyOrder(
+                "'http://bad.example/' is not a host or host:port (no scheme, path or wildcard)",
+                "'*' is not a host or host:port (no scheme, path or wildcard)");
+        assertThat(problems).extracting(ConfigProblem::key).containsOnly("console.allowedHosts");
+    }
+
+    @Test
+    void theValueOfAnUnknownKeyIsNeverShownForItMayBeAMisspeltSecret() {
+        List<ConfigProblem> problems = problemsOf(MINIMAL + "console:\n  adminTokn: s3cr3t-0123456789abcdef\n",
+                Map.of("QUEUEBOX_CONSOLE_ADMINTOKN", "s3cr3t-0123456789abcdef"));
+
+        assertThat(problems).extracting(ConfigProblem::value).containsOnlyNulls();
+        assertThat(problems).extracting(ConfigProblem::toString).noneMatch(text -> text.contains("s3cr3t"));
+        assertThat(problems).extracting(ConfigProblem::toString).anyMatch(text -> text.contains("did you mean console.adminToken?"));
+    }
+
+    @Test
     void unknownKeySuggestsTheClosestKnownOne() {
         List<ConfigProblem> problems = problemsOf(MINIMAL + """
                 outbox:
@@ -168,12 +201,12 @@ class ConfigLoaderTest {
                 """, Map.of("QUEUEBOX_OUTBOX_BATCHSIZE", "5"));
 
         assertThat(problems).extracting(ConfigProblem::toString).containsExactlyInAnyOrder(
-                "outbox.pollIntervallMs = '100': unknown key (from file " + dir.resolve("queuebox.yaml")
+                "outbox.pollIntervallMs: unknown key (from file " + dir.resolve("queuebox.yaml")
                         + "); did you mean outbox.pollIntervalMs?",
-                "outbox.batchsize = '5': unknown key (from file " + dir.resolve("queuebox.yaml")
+                "outbox.batchsize: unknown key (from file " + dir.resolve("queuebox.yaml")
                         + "); did you mean outbox.batchSize?",
-                "outbox.completelyUnrelated = 'x': unknown key (from file " + dir.resolve("queuebox.yaml") + ")",
-                "QUEUEBOX_OUTBOX_BATCHSIZE = '5': unknown environment variable (a QUEUEBOX_ variable must name a"
+                "outbox.completelyUnrelated: unknown key (from file " + dir.resolve("queuebox.yaml") + ")",
+                "QUEUEBOX_OUTBOX_BATCHSIZE: unknown environment variable (a QUEUEBOX_ variable must name a"
                         + " configuration key); did you mean QUEUEBOX_OUTBOX_BATCH_SIZE?");
     }
 

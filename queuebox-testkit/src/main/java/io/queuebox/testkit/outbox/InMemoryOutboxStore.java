@@ -320,6 +320,15 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxWriter<InMe
     }
 
     @Override
+    public List<ParkedEvent> parked(ReplaySelector selector, int limit, int maxPayloadBytes) {
+        if (maxPayloadBytes < 0) {
+            throw new IllegalArgumentException("maxPayloadBytes must be >= 0, got: " + maxPayloadBytes);
+        }
+        // Under the lock via parked(selector, limit); the copies it caps are the rows as read.
+        return parked(selector, limit).stream().map(row -> row.withPayloadCappedAt(maxPayloadBytes)).toList();
+    }
+
+    @Override
     public List<ParkedEvent> parked(ReplaySelector selector, int limit) {
         Objects.requireNonNull(selector, "selector");
         if (limit < 1) {

@@ -22,6 +22,7 @@ import io.queuebox.ports.Reschedule;
 import io.queuebox.testkit.fixtures.OutboxFixtures.ClaimRequestBuilder;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -668,6 +669,43 @@ public abstract class OutboxStoreContract {
                 .extracting(ParkedEvent::event).containsExactly(other);
         assertThat(store.parked(ReplaySelector.events(Set.of(events.get(1).eventId())), 10))
                 .extracting(ParkedEvent::event).containsExactly(events.get(1));
+    }
+
+    @Test
+    final void aCappedParkedListReadsAtMostThatManyPayloadBytesAndTheEventOtherwiseUnchanged() {
+        List<OutboxEvent> events = eventsFor(anAggregateId(), 2);
+        writeCommitted(events);
+        ClaimBatch batch = store.claim(aClaimRequest().build());
+        store.park(batch.lease(), batch.deliveries().stream().map(d -> new Park(d.eventId(), "too large")).toList());
+        int cap = 10;
+        assertThat(events).allSatisfy(event -> assertThat(event.payload().length).isGreaterThan(cap));
+        ReplaySelector selector = ReplaySelector.events(Set.of(events.get(0).eventId(), events.get(1).eventId()));
+
+        List<ParkedEvent> capped = store.parked(selector, 10, cap);
+
+        assertThat(capped).extracting(ParkedEvent::event).containsExactly(
+                withPayload(events.get(0), Arrays.copyOf(events.get(0).payload(), cap)),
+                withPayload(events.get(1), Arrays.copyOf(events.get(1).payload(), cap)));
+        assertThat(capped).extracting(ParkedEvent::payloadBytes).as("the whole payload's length")
+                .containsExactly(events.get(0).payload().length, events.get(1).payload().length);
+        List<ParkedEvent> whole = store.parked(selector, 10);
+        assertThat(capped).extracting(ParkedEvent::sequence, ParkedEvent::attempts, ParkedEvent::lastError,
+                        ParkedEvent::createdAt)
+                .containsExactlyElementsOf(whole.stream().map(p -> org.assertj.core.groups.Tuple.tuple(p.sequence(),
+                        p.attempts(), p.lastError(), p.createdAt())).toList());
+        assertThat(store.parked(selector, 10, 0)).as("no payload at all")
+                .allSatisfy(row -> assertThat(row.event().payload()).isEmpty());
+        assertThat(store.parked(selector, 1, 1 << 20)).extracting(ParkedEvent::event)
+                .as("a cap above the payload leaves it whole").containsExactly(events.get(0));
+        ReplaySelector aggregate = ReplaySelector.aggregate(events.get(0).aggregateType(), events.get(0).aggregateId());
+        for (ReplaySelector other : List.of(aggregate, ReplaySelector.allParked())) {
+            assertThat(store.parked(other, 10, cap)).as(other.toString()).isEqualTo(capped);
+        }
+    }
+
+    private static OutboxEvent withPayload(OutboxEvent event, byte[] payload) {
+        return new OutboxEvent(event.eventId(), event.aggregateType(), event.aggregateId(), event.eventType(),
+                event.destination(), payload, event.contentType(), event.headers());
     }
 
     @Test
