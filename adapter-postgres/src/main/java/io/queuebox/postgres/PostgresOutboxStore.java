@@ -639,9 +639,7 @@ final class PostgresOutboxStore implements OutboxStore {
     public List<ParkedEvent> parked(ReplaySelector selector, int limit, int maxPayloadBytes) {
         Objects.requireNonNull(selector, "selector");
         StoreArguments.atLeastOne("limit", limit);
-        if (maxPayloadBytes < 0) {
-            throw new IllegalArgumentException("maxPayloadBytes must be >= 0, got: " + maxPayloadBytes);
-        }
+        ParkedEvent.requirePayloadCap(maxPayloadBytes);
         return jdbi.withHandle(handle -> {
             var query = plain(handle.createQuery(sql.parkedCappedSelect.replace("<selector>", condition(selector))))
                     .bind("limit", limit).bind("maxPayloadBytes", maxPayloadBytes);

@@ -140,9 +140,7 @@ final class SqlServerOutboxStore implements OutboxStore {
     public List<ParkedEvent> parked(ReplaySelector selector, int limit, int maxPayloadBytes) {
         Objects.requireNonNull(selector, "selector");
         StoreArguments.atLeastOne("limit", limit);
-        if (maxPayloadBytes < 0) {
-            throw new IllegalArgumentException("maxPayloadBytes must be >= 0, got: " + maxPayloadBytes);
-        }
+        ParkedEvent.requirePayloadCap(maxPayloadBytes);
         SqlCall call = calls.parked(selector, limit, maxPayloadBytes);
         return jdbi.withHandle(handle -> bind(plain(handle.createQuery(call.sql())), call)
                 .map((rs, ctx) -> new ParkedEvent(rs.getLong("seq"), event(rs), rs.getInt("attempts"),

@@ -123,9 +123,7 @@ public interface OutboxStore {
      * @param maxPayloadBytes at least 0
      */
     default List<ParkedEvent> parked(ReplaySelector selector, int limit, int maxPayloadBytes) {
-        if (maxPayloadBytes < 0) {
-            throw new IllegalArgumentException("maxPayloadBytes must be >= 0, got: " + maxPayloadBytes);
-        }
+        ParkedEvent.requirePayloadCap(maxPayloadBytes);
         return parked(selector, limit).stream().map(row -> row.withPayloadCappedAt(maxPayloadBytes)).toList();
     }
 

@@ -26,6 +26,13 @@ public record ParkedEvent(long sequence, OutboxEvent event, int attempts, String
         this(sequence, event, attempts, lastError, createdAt, event.payload().length);
     }
 
+    /** Checks a cap on the payload bytes to read, as every capped read of parked rows takes it. */
+    public static void requirePayloadCap(int maxPayloadBytes) {
+        if (maxPayloadBytes < 0) {
+            throw new IllegalArgumentException("maxPayloadBytes must be >= 0, got: " + maxPayloadBytes);
+        }
+    }
+
     /** Whether the payload read is shorter than the one stored. */
     public boolean payloadCapped() {
         return payloadBytes > event.payload().length;
@@ -33,9 +40,7 @@ public record ParkedEvent(long sequence, OutboxEvent event, int attempts, String
 
     /** This row with at most {@code maxPayloadBytes} of its payload; {@link #payloadBytes} keeps the whole length. */
     public ParkedEvent withPayloadCappedAt(int maxPayloadBytes) {
-        if (maxPayloadBytes < 0) {
-            throw new IllegalArgumentException("maxPayloadBytes must be >= 0, got: " + maxPayloadBytes);
-        }
+        requirePayloadCap(maxPayloadBytes);
         byte[] payload = event.payload();
         if (payload.length <= maxPayloadBytes) {
             return this;

@@ -321,9 +321,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxWriter<InMe
 
     @Override
     public List<ParkedEvent> parked(ReplaySelector selector, int limit, int maxPayloadBytes) {
-        if (maxPayloadBytes < 0) {
-            throw new IllegalArgumentException("maxPayloadBytes must be >= 0, got: " + maxPayloadBytes);
-        }
+        ParkedEvent.requirePayloadCap(maxPayloadBytes);
         // Under the lock via parked(selector, limit); the copies it caps are the rows as read.
         return parked(selector, limit).stream().map(row -> row.withPayloadCappedAt(maxPayloadBytes)).toList();
     }
