@@ -531,7 +531,10 @@ final class PostgresOutboxStore implements OutboxStore {
             return 0;
         }
         if (settings.holdRowLocks()) {
-            return resolveHeld(lease, eventIds, (handle, mine) -> 0); // unchanged: the row lock simply ends
+            // The rows stay as they are (their lock ends with the claim), but a statement still goes out: it fails
+            // when PostgreSQL has ended the claim, and it restarts the idle countdown as the store's own deadline is.
+            return resolveHeld(lease, eventIds, (handle, mine) -> plain(handle.createQuery("SELECT 1"))
+                    .mapTo(Integer.class).one());
         }
         return update(sql.release, statement -> statement
                 .bind("token", lease.value())

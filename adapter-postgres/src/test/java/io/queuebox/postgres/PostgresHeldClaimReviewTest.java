@@ -172,6 +172,30 @@ class PostgresHeldClaimReviewTest {
         assertThat(store.stats().pending()).isZero();
     }
 
+    /**
+     * A release writes nothing on the rows (their lock simply ends with the claim), so it sent no statement: it
+     * did not restart PostgreSQL's idle countdown, yet the store took it as if it had. After PostgreSQL ended the
+     * claim, a later release still answered that it released the rows, and the claim kept its dead connection.
+     */
+    @Test
+    void aReleaseAfterTheDatabaseEndedTheClaimReleasesNothing() throws Exception {
+        UUID a1 = db.insertRow(settings, "a", "OrderPlaced", "{}");
+        UUID b1 = db.insertRow(settings, "b", "OrderPlaced", "{}");
+        UUID c1 = db.insertRow(settings, "c", "OrderPlaced", "{}");
+        var batch = store.claim(new ClaimRequest("relay", 10, Duration.ofSeconds(1), Ordering.PER_AGGREGATE,
+                ParkingPolicy.HOLD_AGGREGATE));
+        assertThat(batch.deliveries()).extracting(ClaimedDelivery::eventId).containsExactly(a1, b1, c1);
+        Thread.sleep(900);
+        assertThat(store.release(batch.lease(), List.of(a1))).isEqualTo(1);
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (store.stats().leased() > 0 && System.nanoTime() < deadline) {
+            Thread.sleep(50); // PostgreSQL ends the idle claim one second after its last statement
+        }
+        assertThat(store.stats().leased()).as("rows the ended claim still holds").isZero();
+
+        assertThat(store.release(batch.lease(), List.of(b1))).as("rows released by an ended claim").isZero();
+    }
+
     private long backendsOf(String application) throws Exception {
         try (Connection connection = db.dataSource.getConnection();
              PreparedStatement statement = connection.prepareStatement(
