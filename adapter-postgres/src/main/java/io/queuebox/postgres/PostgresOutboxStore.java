@@ -32,6 +32,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
+import java.util.stream.Collectors;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import org.jdbi.v3.core.Handle;
@@ -86,7 +87,7 @@ final class PostgresOutboxStore implements OutboxStore {
         long roundsUntil = started + request.leaseLength().toNanos() / 4;
         List<ClaimedDelivery> deliveries = jdbi.inTransaction(handle -> {
             List<ClaimedDelivery> claimed = new ArrayList<>();
-            java.util.Set<UUID> ids = new java.util.HashSet<>();
+            Set<UUID> ids = new HashSet<>();
             int rounds = 0;
             boolean parked;
             do {
@@ -228,14 +229,14 @@ final class PostgresOutboxStore implements OutboxStore {
             if (!undeliverable.isEmpty()) {
                 // Parked before anything is locked, in a transaction of their own, so the parking shows at once and
                 // not when this batch's outcomes do; under HOLD_AGGREGATE the rows behind them are not taken.
-                Set<UUID> parked = jdbi.withHandle(own -> parkHeld(own, undeliverable));
+                Set<UUID> parkedIds = jdbi.withHandle(own -> parkHeld(own, undeliverable));
                 toLock = Sorted.of(chosen, request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE).deliverable();
                 // One the parking skipped (another transaction locks it: HELD misses a savepoint's or two
                 // share-lockers' lock) is neither parked nor delivered: it stays in the order check, unlocked,
                 // so it cuts its aggregate there, whatever the parking policy.
-                Set<UUID> lockable = toLock.stream().map(Claimed::eventId).collect(java.util.stream.Collectors.toSet());
+                Set<UUID> lockable = toLock.stream().map(Claimed::eventId).collect(Collectors.toSet());
                 inOrder = chosen.stream().filter(c -> lockable.contains(c.eventId())
-                        || (c.undeliverable() != null && !parked.contains(c.eventId()))).toList();
+                        || (c.undeliverable() != null && !parkedIds.contains(c.eventId()))).toList();
             }
             Map<UUID, Integer> locked = new HashMap<>();
             if (!toLock.isEmpty()) {
