@@ -69,7 +69,6 @@ final class OutboxSql {
     final String timeUntilNextDue;
     final String purgeSent;
     final String stats;
-    final String parkedSelect;
     final String parkedCappedSelect;
     final String replay;
 
@@ -133,8 +132,6 @@ final class OutboxSql {
                 + " count(*) FILTER (WHERE status = 'parked') AS parked,"
                 + " (extract(epoch FROM now() - min(created_at) FILTER (WHERE status = 'pending')) * 1000000)::bigint"
                 + " AS oldest_micros FROM " + t + " o WHERE status <> 'sent'";
-        parkedSelect = "SELECT " + EVENT_COLUMNS + " FROM " + t + " WHERE status = 'parked' AND <selector>"
-                + " ORDER BY seq LIMIT :limit";
         // The payload cut in the database, so a list of rows parked for their size does not carry them whole;
         // octet_length of a bytea is read from its header (toasted values are not fetched for it).
         parkedCappedSelect = "SELECT " + EVENT_COLUMNS.replace(" payload,",

@@ -628,15 +628,7 @@ final class PostgresOutboxStore implements OutboxStore {
 
     @Override
     public List<ParkedEvent> parked(ReplaySelector selector, int limit) {
-        Objects.requireNonNull(selector, "selector");
-        StoreArguments.atLeastOne("limit", limit);
-        return jdbi.withHandle(handle -> {
-            var query = plain(handle.createQuery(sql.parkedSelect.replace("<selector>", condition(selector))))
-                    .bind("limit", limit);
-            bindSelector(query, selector);
-            return query.map((rs, ctx) -> new ParkedEvent(rs.getLong("seq"), listedEvent(rs), rs.getInt("attempts"),
-                    rs.getString("last_error"), instant(rs, "created_at"))).list();
-        });
+        return parked(selector, limit, Integer.MAX_VALUE);
     }
 
     @Override

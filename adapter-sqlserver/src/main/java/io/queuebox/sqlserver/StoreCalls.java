@@ -96,32 +96,31 @@ final class StoreCalls {
     SqlCall parked(ReplaySelector selector, int limit) {
         Map<String, Object> p = new LinkedHashMap<>();
         p.put("limit", limit);
-        if (selector instanceof ReplaySelector.ByEventIds byIds) {
-            p.put("ids", Json.array(byIds.eventIds()));
-            return call(SqlServerStatements.PARKED_BY_EVENT_IDS, p);
-        }
-        if (selector instanceof ReplaySelector.ByAggregate byAggregate) {
-            p.put("aggregateType", byAggregate.aggregate().type());
-            p.put("aggregateId", byAggregate.aggregate().id());
-            return call(SqlServerStatements.PARKED_BY_AGGREGATE, p);
-        }
-        return call(SqlServerStatements.PARKED_ALL, p);
+        return parked(selector, p, SqlServerStatements.PARKED_BY_EVENT_IDS, SqlServerStatements.PARKED_BY_AGGREGATE,
+                SqlServerStatements.PARKED_ALL);
     }
 
     SqlCall parked(ReplaySelector selector, int limit, int maxPayloadBytes) {
         Map<String, Object> p = new LinkedHashMap<>();
         p.put("limit", limit);
         p.put("maxPayloadBytes", maxPayloadBytes);
+        return parked(selector, p, SqlServerStatements.PARKED_CAPPED_BY_EVENT_IDS,
+                SqlServerStatements.PARKED_CAPPED_BY_AGGREGATE, SqlServerStatements.PARKED_CAPPED_ALL);
+    }
+
+    /** The statement of the selector's kind, with the selector's parameters added to {@code p}. */
+    private SqlCall parked(ReplaySelector selector, Map<String, Object> p, SqlServerStatements forEventIds,
+                           SqlServerStatements forAggregate, SqlServerStatements forAll) {
         if (selector instanceof ReplaySelector.ByEventIds byIds) {
             p.put("ids", Json.array(byIds.eventIds()));
-            return call(SqlServerStatements.PARKED_CAPPED_BY_EVENT_IDS, p);
+            return call(forEventIds, p);
         }
         if (selector instanceof ReplaySelector.ByAggregate byAggregate) {
             p.put("aggregateType", byAggregate.aggregate().type());
             p.put("aggregateId", byAggregate.aggregate().id());
-            return call(SqlServerStatements.PARKED_CAPPED_BY_AGGREGATE, p);
+            return call(forAggregate, p);
         }
-        return call(SqlServerStatements.PARKED_CAPPED_ALL, p);
+        return call(forAll, p);
     }
 
     SqlCall replay(ReplaySelector selector) {
