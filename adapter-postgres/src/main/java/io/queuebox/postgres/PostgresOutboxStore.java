@@ -150,8 +150,7 @@ final class PostgresOutboxStore implements OutboxStore {
             } while (again && claimed.size() < request.maxRows() && rounds < MAX_CLAIM_ROUNDS
                     && System.nanoTime() < roundsUntil);
             if (claimed.isEmpty()) {
-                handle.commit(); // rows parked at claim, or nothing at all
-                handle.close();
+                endEmpty(handle, parkedAny); // rows parked at claim, or nothing at all
                 return ClaimBatch.empty(token);
             }
             if (parkedAny && !stillHolds(handle, request.leaseLength())) {
@@ -169,6 +168,26 @@ final class PostgresOutboxStore implements OutboxStore {
             }
             handle.close();
             throw e;
+        }
+    }
+
+    /**
+     * Ends a claim that hands out nothing. Its parkings were committed in transactions of their own; while they
+     * ran, PostgreSQL may have ended this idle one, which then held nothing worth committing.
+     */
+    private static void endEmpty(Handle handle, boolean parkedAny) {
+        try {
+            handle.commit();
+        } catch (RuntimeException e) {
+            if (!parkedAny || !HeldClaim.lost(e)) {
+                throw e;
+            }
+        } finally {
+            try {
+                handle.close();
+            } catch (RuntimeException ignored) {
+                // the connection is gone already
+            }
         }
     }
 

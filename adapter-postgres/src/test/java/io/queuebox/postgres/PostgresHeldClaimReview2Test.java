@@ -162,6 +162,28 @@ class PostgresHeldClaimReview2Test {
         assertThat(second.deliveries()).extracting(ClaimedDelivery::eventId).containsExactly(d1);
     }
 
+    /**
+     * The same slow parking when it is all the claim found: nothing to hand out, and PostgreSQL ended the claim's
+     * idle transaction while the parking ran. The claim answers an empty batch (the row is parked, nothing is
+     * held), not an exception that the engine would report as a failed claim and pause on.
+     */
+    @Test
+    void aClaimThatOnlyParkedWhileTheDatabaseEndedItsTransactionAnswersAnEmptyBatch() {
+        db.execute("CREATE FUNCTION \"" + settings.schema() + "\".slow_park() RETURNS trigger LANGUAGE plpgsql AS $$"
+                + " BEGIN IF NEW.status = 'parked' AND NEW.event_type = 'SlowToPark' THEN PERFORM pg_sleep(2); END IF;"
+                + " RETURN NEW; END $$");
+        db.execute("CREATE TRIGGER slow_park BEFORE UPDATE ON " + settings.qualifiedTable()
+                + " FOR EACH ROW EXECUTE FUNCTION \"" + settings.schema() + "\".slow_park()");
+        UUID u = db.insertRow(settings, "u", "SlowToPark", "[1]"); // undeliverable, and its parking outlasts the lease
+        ClaimRequest request = new ClaimRequest("relay", 10, Duration.ofSeconds(1), Ordering.PER_AGGREGATE,
+                ParkingPolicy.HOLD_AGGREGATE);
+
+        ClaimBatch batch = store.claim(request);
+
+        assertThat(batch.deliveries()).isEmpty();
+        assertThat(store.parked(ReplaySelector.allParked(), 10)).extracting(p -> p.event().eventId()).containsExactly(u);
+    }
+
     private static ClaimRequest continueAggregate() {
         return new ClaimRequest("relay", 10, Duration.ofSeconds(30), Ordering.PER_AGGREGATE,
                 ParkingPolicy.CONTINUE_AGGREGATE);
