@@ -16,6 +16,7 @@ import io.queuebox.ports.WakeSource;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -30,6 +31,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.random.RandomGenerator;
 
 /**
@@ -113,6 +116,7 @@ public final class DeliveryEngine implements AutoCloseable {
     private final Map<String, String> deadThreads = new ConcurrentHashMap<>();
     private final Map<String, String> failingThreads = new ConcurrentHashMap<>();
     private final List<Thread> threads = new ArrayList<>();
+    private final List<Stage> stages = new ArrayList<>();
     private volatile CountDownLatch finished;
     private Thread renewer;
 
@@ -144,11 +148,19 @@ public final class DeliveryEngine implements AutoCloseable {
         if (!state.compareAndSet(State.NEW, State.RUNNING)) {
             throw new IllegalStateException("the delivery engine was already started (state " + state.get() + ")");
         }
-        int counted = settings.workers() + (settings.purgeEnabled() ? 1 : 0);
+        boolean pipelined = settings.pipelineDepth() > 1;
+        int counted = settings.workers() * (pipelined ? 2 : 1) + (settings.purgeEnabled() ? 1 : 0);
         finished = new CountDownLatch(counted);
         for (int i = 1; i <= settings.workers(); i++) {
             int index = i;
-            threads.add(thread("queuebox-worker-" + i, () -> runWorker(index)));
+            Stage stage = pipelined ? new Stage(settings.pipelineDepth()) : null;
+            if (stage != null) {
+                stages.add(stage);
+            }
+            threads.add(thread("queuebox-worker-" + i, () -> runWorker(index, stage)));
+            if (stage != null) {
+                threads.add(thread("queuebox-worker-" + i + "-publish", () -> runStage(stage)));
+            }
         }
         if (settings.purgeEnabled()) {
             threads.add(thread("queuebox-housekeeping", this::runHousekeeping));
@@ -221,8 +233,18 @@ public final class DeliveryEngine implements AutoCloseable {
             return awaitFinished(deadline);
         }
         signal.shutdown();
+        stages.forEach(Stage::close);
         boolean inTime = awaitFinished(deadline);
-        // Batches still publishing keep their lease until it lapses: see "Shutdown" above.
+        if (!inTime) {
+            // Batches whose publish has not started can go back at once; those still publishing keep their
+            // lease until it lapses: see "Shutdown" above.
+            for (Stage stage : stages) {
+                for (Handed unstarted : stage.drainUnstarted()) {
+                    inFlight.remove(unstarted.batch().lease());
+                    release(unstarted.batch().lease(), unstarted.flight().eventIds());
+                }
+            }
+        }
         renewerSignal.shutdown();
         for (WakeSource source : wakeSources) {
             try {
@@ -278,18 +300,49 @@ public final class DeliveryEngine implements AutoCloseable {
 
     // ---------------------------------------------------------------- workers
 
-    private enum Cycle { EMPTY, PARTIAL, FULL, FAILED }
+    /** How a worker's cycle ended; {@code HANDED}: a partial batch went to the worker's publish stage. */
+    private enum Cycle { EMPTY, PARTIAL, FULL, FAILED, HANDED }
 
-    private void runWorker(int index) {
+    private void runWorker(int index, Stage stage) {
         try {
             if (index == 1) {
                 learnDeadlinesLeftByEarlierRuns();
             }
+            WakeSignal.Planner planner = index == 1 ? this::planWake : this::planPeerWake;
+            if (stage != null) {
+                WakeSignal.Planner idle = planner;
+                // The stage asks for a claim (or a pause) by making waiters replan: see Stage#request.
+                planner = left -> stage.wantsClaim() ? new WakeSchedule.Wake(Duration.ZERO, stage.wantedReason())
+                        : idle.plan(left);
+            }
             long seen = signal.wakes();
             WakeReason reason = null;
             while (!signal.isShutdown()) {
+                if (stage != null) {
+                    // At most pipelineDepth batches claimed and not yet recorded: wait for the stage to record one.
+                    if (!stage.awaitSlot()) {
+                        break;
+                    }
+                    if (stage.takePause()) {
+                        // The stage's batch failed (or looked like an outage): pause as a serial worker would.
+                        if (!signal.pause(errorPause)) {
+                            break;
+                        }
+                        reason = WakeReason.INTERVAL;
+                        seen = signal.wakes();
+                    }
+                    // This claim answers any claim the stage asked for so far, and, from an idle worker, the
+                    // news a pending ticket brings (it would take the ticket as soon as it waited).
+                    WakeReason asked = stage.takeClaimRequest();
+                    if (reason == null && asked != null) {
+                        reason = asked;
+                    }
+                    if (stage.idle()) {
+                        signal.takeTicket();
+                    }
+                }
                 long newsBefore = signal.news();
-                Cycle cycle = deliverOnceSurviving(reason);
+                Cycle cycle = deliverOnceSurviving(reason, stage, newsBefore);
                 if (signal.isShutdown()) {
                     break;
                 }
@@ -312,8 +365,8 @@ public final class DeliveryEngine implements AutoCloseable {
                     reason = WakeReason.INTERVAL;
                     seen = signal.wakes();
                 } else {
-                    WakeSignal.Woken woken = signal.await(seen, idleWait(),
-                            index == 1 ? this::planWake : this::planPeerWake);
+                    WakeSignal.Woken woken = stage == null ? signal.await(seen, idleWait(), planner)
+                            : signal.await(seen, idleWait(), planner, stage::idle);
                     if (woken.reason() == WakeReason.SHUTDOWN) {
                         break;
                     }
@@ -377,12 +430,12 @@ public final class DeliveryEngine implements AutoCloseable {
      * One cycle that cannot end the worker: the store and publisher calls inside handle runtime
      * exceptions, but an {@link Error} from an adapter would otherwise end the thread in silence.
      */
-    private Cycle deliverOnceSurviving(WakeReason reason) {
+    private Cycle deliverOnceSurviving(WakeReason reason, Stage stage, long newsBefore) {
         try {
             if (reason != null) {
                 listener.onWake(reason);
             }
-            Cycle cycle = deliverOnce();
+            Cycle cycle = deliverOnce(stage, newsBefore);
             recovered();
             return cycle;
         } catch (Throwable e) {
@@ -409,7 +462,11 @@ public final class DeliveryEngine implements AutoCloseable {
         return error.getClass().getName() + (error.getMessage() == null ? "" : ": " + error.getMessage());
     }
 
-    private Cycle deliverOnce() {
+    /**
+     * Claims a batch; without a stage publishes and records it here (the serial loop), with one hands it to
+     * the stage and returns at once.
+     */
+    private Cycle deliverOnce(Stage stage, long newsBefore) {
         Instant claimStart = clock.instant();
         deadlines.reachedAt(claimStart);
         ClaimBatch batch;
@@ -436,6 +493,25 @@ public final class DeliveryEngine implements AutoCloseable {
             signal.scheduleChanged(); // idle peers start polling on the interval again
         }
         renewerSignal.wake(WakeReason.DEADLINE);
+        boolean full = batch.size() >= settings.batchSize();
+        if (stage != null) {
+            if (!stage.hand(new Handed(batch, flight, claimEnd, newsBefore))) {
+                // Shutdown closed the stage between the check above and now: nothing of it was sent.
+                inFlight.remove(batch.lease());
+                release(batch.lease(), flight.eventIds());
+                return Cycle.FAILED;
+            }
+            return full ? Cycle.FULL : Cycle.HANDED;
+        }
+        return publishAndRecord(batch, flight, claimEnd);
+    }
+
+    /**
+     * Publishes a claimed batch and records its outcome: FAILED, or FULL / PARTIAL by the batch's size. Runs
+     * on the worker (depth 1) or on its publish stage; the batch stays in {@code inFlight}, its lease renewed,
+     * until the publish returns.
+     */
+    private Cycle publishAndRecord(ClaimBatch batch, InFlightBatch flight, Instant publishStart) {
         boolean failed = false;
         List<PublishOutcome> outcomes;
         try {
@@ -454,7 +530,7 @@ public final class DeliveryEngine implements AutoCloseable {
         }
         if (!failed) {
             listener.onPublished(outcomes == null ? List.of() : outcomes.stream().filter(Objects::nonNull).toList(),
-                    Duration.between(claimEnd, clock.instant()));
+                    Duration.between(publishStart, clock.instant()));
         }
         OutcomePlan plan = OutcomePlan.plan(batch.deliveries(), outcomes, settings.ordering(),
                 settings.retryPolicy(), random);
@@ -560,6 +636,212 @@ public final class DeliveryEngine implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             listener.onError("release", e);
+        }
+    }
+
+    // ---------------------------------------------------------------- publish stages
+
+    /** A claimed batch on its way to the stage, with the news count its claim started from. */
+    private record Handed(ClaimBatch batch, InFlightBatch flight, Instant claimEnd, long newsBefore) {
+    }
+
+    /**
+     * The publish stage of one worker (pipeline depth 2 or more): publishes that worker's batches one at a
+     * time, in the order claimed, and records their outcomes. The worker thread only claims. The stage asks
+     * its worker for a claim or a pause through two flags the worker reads before its next claim (and its
+     * idle planner reads while it waits), so the worker's rules stay in one place.
+     */
+    private static final class Stage {
+        private final int depth;
+        private final ReentrantLock lock = new ReentrantLock();
+        private final Condition changed = lock.newCondition();
+        private final ArrayDeque<Handed> queue = new ArrayDeque<>();
+        private boolean publishing;
+        private boolean closed;
+        private volatile boolean idle = true;
+        private volatile boolean pauseRequested;
+        private volatile WakeReason claimRequested;
+
+        Stage(int depth) {
+            this.depth = depth;
+        }
+
+        /** Batches claimed and not yet recorded: queued plus the one publishing. */
+        private int outstanding() {
+            return queue.size() + (publishing ? 1 : 0);
+        }
+
+        /** Waits until the worker may claim one more batch; false once the stage is closed. */
+        boolean awaitSlot() {
+            lock.lock();
+            try {
+                while (!closed && outstanding() >= depth) {
+                    changed.await();
+                }
+                return !closed;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Queues a claimed batch; false when the stage is closed (shutdown), then the caller releases it. */
+        boolean hand(Handed handed) {
+            lock.lock();
+            try {
+                if (closed) {
+                    return false;
+                }
+                queue.addLast(handed);
+                idle = false;
+                changed.signalAll();
+                return true;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** The next batch to publish, marked as publishing; null once closed and drained. */
+        Handed next() {
+            lock.lock();
+            try {
+                while (queue.isEmpty() && !closed) {
+                    changed.await();
+                }
+                Handed next = queue.pollFirst();
+                publishing = next != null;
+                return next;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** The batch from {@link #next} is recorded (or given up): its slot is free. */
+        void done() {
+            lock.lock();
+            try {
+                publishing = false;
+                idle = queue.isEmpty();
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** No more batches: the worker stops claiming; the stage publishes what is queued, then ends. */
+        void close() {
+            lock.lock();
+            try {
+                closed = true;
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Takes the queued batches whose publish has not started (after the shutdown deadline). */
+        List<Handed> drainUnstarted() {
+            lock.lock();
+            try {
+                List<Handed> unstarted = new ArrayList<>(queue);
+                queue.clear();
+                idle = !publishing;
+                changed.signalAll();
+                return unstarted;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /**
+         * Nothing of this worker's is claimed and unrecorded. Until then the worker is busy as a serial worker
+         * is while it publishes: it takes no wake-up tickets (they go to idle peers, or wait for this stage to
+         * finish: its recorded batch then asks for a claim if news came meanwhile), so wake-ups while a batch is
+         * out coalesce into one more claim at any depth.
+         */
+        boolean idle() {
+            return idle;
+        }
+
+        void requestPause() {
+            pauseRequested = true;
+        }
+
+        void requestClaim(WakeReason reason) {
+            claimRequested = reason;
+        }
+
+        boolean takePause() {
+            boolean pause = pauseRequested;
+            pauseRequested = false;
+            return pause;
+        }
+
+        WakeReason takeClaimRequest() {
+            WakeReason reason = claimRequested;
+            claimRequested = null;
+            return reason;
+        }
+
+        boolean wantsClaim() {
+            return pauseRequested || claimRequested != null;
+        }
+
+        WakeReason wantedReason() {
+            WakeReason reason = claimRequested;
+            return pauseRequested || reason == null ? WakeReason.INTERVAL : reason;
+        }
+    }
+
+    private void runStage(Stage stage) {
+        try {
+            Handed handed;
+            while ((handed = stage.next()) != null) {
+                try {
+                    publishAndRecordSurviving(stage, handed);
+                } finally {
+                    stage.done();
+                }
+                // Only now, with the slot free and the worker idle if nothing else is queued: the worker replans,
+                // sees a request, or takes a ticket it declined while busy (one claim for both).
+                signal.scheduleChanged();
+
+            }
+        } finally {
+            finished.countDown();
+        }
+    }
+
+    /**
+     * The stage's half of the worker's rules: a failed batch makes the worker pause before its next claim;
+     * a full batch, or one during whose flight a wake-up about new rows came, makes it claim again once the
+     * outcome is written (the worker's own claim since may have started before it and found rows this batch
+     * held back). Requests are flags, so many of them before the worker's next claim ask for one claim.
+     */
+    private void publishAndRecordSurviving(Stage stage, Handed handed) {
+        Cycle cycle;
+        try {
+            cycle = publishAndRecord(handed.batch(), handed.flight(), clock.instant());
+            recovered();
+        } catch (Throwable e) {
+            // An Error from an adapter while recording: the rows not written stay leased until the lease runs
+            // out; look again then. The stage carries on with the next batch.
+            inFlight.remove(handed.batch().lease());
+            failing("publish-stage", e);
+            deadlines.leaseExpiresAt(handed.flight().leaseExpiry());
+            cycle = Cycle.FAILED;
+        }
+        if (cycle == Cycle.FAILED) {
+            stage.requestPause();
+        } else if (signal.news() != handed.newsBefore()) {
+            stage.requestClaim(signal.newsReason());
+        } else if (cycle == Cycle.FULL) {
+            stage.requestClaim(WakeReason.FULL_BATCH);
         }
     }
 

@@ -102,7 +102,9 @@ class DeliveryEngineTest {
     void aFullBatchIsClaimedAgainAtOnceWithoutWaitingForTheInterval() {
         eventsOf(order("a"), 12);
 
-        started(settings().batchSize(5).wakeInterval(LONG_INTERVAL));
+        // The serial loop: at depth 2 a claim overlapping each batch finds this one aggregate held back (0 rows),
+        // see DeliveryEnginePipelineTest for the same promise kept there.
+        started(settings().pipelineDepth(1).batchSize(5).wakeInterval(LONG_INTERVAL));
 
         awaitAllSent(12);
         assertThat(store.claimSizes).startsWith(5, 5, 2);
