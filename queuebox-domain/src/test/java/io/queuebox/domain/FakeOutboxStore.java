@@ -97,6 +97,11 @@ final class FakeOutboxStore implements OutboxStore {
         return rows.values().stream().filter(r -> r.status == status).count();
     }
 
+    /** The most leases holding rows right after a claim: batches claimed and not yet recorded. */
+    final AtomicInteger maxLiveLeases = new AtomicInteger();
+    /** When set, every markSent throws it, as a driver missing a class does. */
+    volatile Error markSentError;
+
     /** When set, every claim throws it, as a driver missing a class does. */
     volatile Error claimError;
 
@@ -123,6 +128,9 @@ final class FakeOutboxStore implements OutboxStore {
             claimed.add(new ClaimedDelivery(row.sequence, row.event, row.attempts, lease, row.createdAt));
         }
         claimSizes.add(claimed.size());
+        long live = rows.values().stream().filter(r -> r.status == RowStatus.PENDING && r.lease != null
+                && r.leaseUntil != null && r.leaseUntil.isAfter(now)).map(r -> r.lease).distinct().count();
+        maxLiveLeases.accumulateAndGet((int) live, Math::max);
         return new ClaimBatch(lease, claimed);
     }
 
@@ -138,6 +146,10 @@ final class FakeOutboxStore implements OutboxStore {
 
     @Override
     public synchronized int markSent(LeaseToken lease, Collection<UUID> eventIds) {
+        Error error = markSentError;
+        if (error != null) {
+            throw error;
+        }
         List<Row> owned = owned(lease, eventIds);
         owned.forEach(r -> {
             sentOrder.add(r.event.eventId());
