@@ -151,10 +151,16 @@ final class ConfigValidator {
                     "must be at least outbox.retry.initialMs (" + initial + ")"));
         }
         long workers = longOf(given, Keys.OUTBOX_WORKERS);
+        long depth = longOf(given, Keys.OUTBOX_PIPELINE_DEPTH);
         long pool = longOf(given, Keys.DATABASE_POOL_MAX_SIZE);
-        if (pool < workers + 1) {
+        // Each worker may have `depth` batches claimed and not yet recorded, each taking a connection while it
+        // claims or records (and, with held row locks, for its whole life); one more for the renewer, the purge
+        // and the checks. Strictly needed in held mode only; asked for always, so switching the mode cannot
+        // make a valid configuration starve its pool.
+        if (pool < workers * depth + 1) {
             problems.add(new ConfigProblem(Keys.DATABASE_POOL_MAX_SIZE.name(), Long.toString(pool),
-                    "must be at least outbox.workers + 1 (" + (workers + 1) + "): every worker records outcomes while the loop claims"));
+                    "must be at least outbox.workers × outbox.pipelineDepth + 1 (" + (workers * depth + 1)
+                            + "): every batch a worker has claimed and not yet recorded may hold a connection"));
         }
         long socketTimeout = longOf(given, Keys.DATABASE_SOCKET_TIMEOUT_MS);
         database.socketTimeoutProblem(socketTimeout).ifPresent(problem -> problems.add(
