@@ -44,7 +44,23 @@ import java.util.random.RandomGenerator;
  * wake; otherwise publish (renewing the lease every third of its length while the publish runs), write
  * the {@link OutcomePlan} with one bulk store call per kind ({@code markSent}, {@code reschedule},
  * {@code park}, {@code release}), report to the {@link DeliveryListener}, and, when the batch was full,
- * claim again at once ({@link WakeReason#FULL_BATCH}).
+ * claim again at once ({@link WakeReason#FULL_BATCH}). That is the loop at
+ * {@link DeliverySettings#pipelineDepth()} 1, run on the worker thread.
+ *
+ * <h2>Pipelining</h2>
+ * At depth 2 or more each worker is two threads: the claimer ({@code queuebox-worker-N}) and its publish stage
+ * ({@code queuebox-worker-N-publish}, not daemon), which publishes the worker's batches one at a time, in the
+ * order claimed, and records each outcome. The claimer hands a batch to the stage and claims the next at once if
+ * the batch was full, so the claim of batch N+1 (and the outcome writes of N) overlap the broker confirms of N.
+ * At most {@code pipelineDepth} batches of a worker are claimed and not yet recorded: the claimer waits for a
+ * free slot before it claims. A batch is in the renewer's care from its claim until its publish returns, waiting
+ * included. Order per aggregate and fencing stay the store's: a claim never takes a row whose earlier sibling is
+ * leased (so held by a batch still queued or publishing), and every outcome is written with its batch's lease.
+ * What the serial loop decides after a batch the stage asks of its claimer through two flags the claimer reads
+ * before its next claim (and while it waits): after a full batch, or one during whose flight a wake-up about new
+ * rows came, claim again (the claim that overlapped it may have found its aggregates held back); after a failed
+ * batch, pause first. A claimer whose stage still holds a batch takes no wake-up ticket: it is busy, as a serial
+ * worker is while it publishes, so wake-ups while a batch is out still coalesce into one more claim.
  *
  * <h2>Waking</h2>
  * An idle worker wakes at the earliest of ({@link WakeSchedule}): the wake interval, the next retry this
@@ -72,18 +88,20 @@ import java.util.random.RandomGenerator;
  * returns a full batch.
  *
  * <h2>Shutdown</h2>
- * {@link #stop(Duration)} stops claiming, wakes every thread, and lets in-flight publishes finish and
- * record their outcomes until the deadline. After the deadline it stops renewing leases but never releases
- * the lease of a batch whose publish is still running: the publisher might still send it, and a released
- * row could be claimed and sent by another relay at the same time. Such a batch keeps its lease until the
- * lease lapses (or until its worker, once the publish returns, records the outcome). Wake sources are
+ * {@link #stop(Duration)} stops claiming, wakes every thread, and lets in-flight publishes (and batches queued
+ * for a publish stage) finish and record their outcomes until the deadline; a claim that returns after shutdown
+ * began is released at once. After the deadline, queued batches whose publish never started are released; the
+ * engine stops renewing leases but never releases the lease of a batch whose publish is still running: the
+ * publisher might still send it, and a released row could be claimed and sent by another relay at the same time.
+ * Such a batch keeps its lease until the lease lapses (or until its worker or stage, once the publish returns,
+ * records the outcome). Wake sources are
  * closed; the store and the publisher are not: their owner does that, after the engine stopped.
  *
  * <h2>Threads that fail</h2>
  * A worker, the lease renewer and the housekeeping thread survive anything a cycle throws, {@link Error}s
  * included (a {@code LinkageError} from an adapter, an {@code AssertionError}): it is reported through
- * {@link DeliveryListener#onError} with the step {@code "worker"}, {@code "renewer"} or
- * {@code "housekeeping"}, the thread pauses as after any error and carries on, and {@link #health()} is
+ * {@link DeliveryListener#onError} with the step {@code "worker"}, {@code "publish-stage"}, {@code "renewer"} or
+ * {@code "housekeeping"}, the thread (a publish stage: its worker) pauses as after any error and carries on, and {@link #health()} is
  * DOWN with the thread's name and the reason until one of its cycles completes. A thread that ends anyway
  * keeps {@link #health()} DOWN. A listener that throws, even an Error, is ignored: it only observes.
  *
@@ -295,7 +313,8 @@ public final class DeliveryEngine implements AutoCloseable {
         if (!failingThreads.isEmpty()) {
             return Health.down("delivery engine thread failing: " + new TreeMap<>(failingThreads));
         }
-        return Health.up("delivery engine running, " + settings.workers() + " worker(s)");
+        return Health.up("delivery engine running, " + settings.workers() + " worker(s)"
+                + (settings.pipelineDepth() > 1 ? ", pipeline depth " + settings.pipelineDepth() : ""));
     }
 
     // ---------------------------------------------------------------- workers
