@@ -52,10 +52,15 @@ class DeliveryEngineTest {
         engines.forEach(engine -> engine.stop(Duration.ofSeconds(2)));
     }
 
+    /** The pipeline depth every test runs at unless it says otherwise; DeliveryEngineSerialTest runs them at 1. */
+    int depth() {
+        return DeliverySettings.DEFAULT_PIPELINE_DEPTH;
+    }
+
     /** One worker unless a test says otherwise: the tests count the claims of one claimer. */
-    private static DeliverySettings.Builder settings() {
-        return DeliverySettings.builder().workers(1).wakeInterval(Duration.ofMillis(50)).retryPolicy(QUICK_RETRIES)
-                .purgeEnabled(false).shutdownDeadline(Duration.ofSeconds(1));
+    private DeliverySettings.Builder settings() {
+        return DeliverySettings.builder().workers(1).pipelineDepth(depth()).wakeInterval(Duration.ofMillis(50))
+                .retryPolicy(QUICK_RETRIES).purgeEnabled(false).shutdownDeadline(Duration.ofSeconds(1));
     }
 
     private DeliveryEngine started(DeliverySettings.Builder settings) {
