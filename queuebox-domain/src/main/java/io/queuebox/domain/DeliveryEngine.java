@@ -330,7 +330,8 @@ public final class DeliveryEngine implements AutoCloseable {
             WakeSignal.Planner planner = index == 1 ? this::planWake : this::planPeerWake;
             if (stage != null) {
                 WakeSignal.Planner idle = planner;
-                // The stage asks for a claim (or a pause) by making waiters replan: see Stage#request.
+                // The stage asks for a claim (or a pause) through flags, then makes waiters replan: see
+                // publishAndRecordSurviving.
                 planner = left -> stage.wantsClaim() ? new WakeSchedule.Wake(Duration.ZERO, stage.wantedReason())
                         : idle.plan(left);
             }
@@ -514,7 +515,7 @@ public final class DeliveryEngine implements AutoCloseable {
         renewerSignal.wake(WakeReason.DEADLINE);
         boolean full = batch.size() >= settings.batchSize();
         if (stage != null) {
-            if (!stage.hand(new Handed(batch, flight, claimEnd, newsBefore))) {
+            if (!stage.hand(new Handed(batch, flight, newsBefore))) {
                 // Shutdown closed the stage between the check above and now: nothing of it was sent.
                 inFlight.remove(batch.lease());
                 release(batch.lease(), flight.eventIds());
@@ -661,7 +662,7 @@ public final class DeliveryEngine implements AutoCloseable {
     // ---------------------------------------------------------------- publish stages
 
     /** A claimed batch on its way to the stage, with the news count its claim started from. */
-    private record Handed(ClaimBatch batch, InFlightBatch flight, Instant claimEnd, long newsBefore) {
+    private record Handed(ClaimBatch batch, InFlightBatch flight, long newsBefore) {
     }
 
     /**
