@@ -153,10 +153,11 @@ final class ConfigValidator {
         long workers = longOf(given, Keys.OUTBOX_WORKERS);
         long depth = longOf(given, Keys.OUTBOX_PIPELINE_DEPTH);
         long pool = longOf(given, Keys.DATABASE_POOL_MAX_SIZE);
-        // Each worker may have `depth` batches claimed and not yet recorded, each taking a connection while it
-        // claims or records (and, with held row locks, for its whole life); one more for the renewer, the purge
-        // and the checks. Strictly needed in held mode only; asked for always, so switching the mode cannot
-        // make a valid configuration starve its pool.
+        // With held row locks (outbox.holdRowLocks) every batch a worker has claimed and not yet recorded pins a
+        // connection until its outcome: workers × depth, plus one for the renewer, the purge and the checks. With
+        // leases a worker uses at most two at once (its claim, its stage's outcome writes), so from depth 3 this
+        // asks more than leases need; one rule for both modes keeps it simple, and switching the mode cannot make
+        // a valid configuration starve its pool.
         if (pool < workers * depth + 1) {
             problems.add(new ConfigProblem(Keys.DATABASE_POOL_MAX_SIZE.name(), Long.toString(pool),
                     "must be at least outbox.workers × outbox.pipelineDepth + 1 (" + (workers * depth + 1)
