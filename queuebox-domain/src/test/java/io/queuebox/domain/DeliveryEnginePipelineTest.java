@@ -228,6 +228,27 @@ class DeliveryEnginePipelineTest {
         assertThat(publisher.calls.get()).as("the released batch was not published").isEqualTo(1);
     }
 
+    @Test
+    void aClaimThatReturnsAfterShutdownBeganIsReleasedAtOnceAndNeverPublished() {
+        UUID id = eventsOf(order("a"), 1).get(0).eventId();
+        store.claimGate = new CountDownLatch(1);
+        DeliveryEngine engine = started(settings(2));
+        await().atMost(SOON).until(() -> store.claimCalls.get() == 1);
+
+        AtomicReference<Boolean> result = new AtomicReference<>();
+        Thread stopper = new Thread(() -> result.set(engine.stop(Duration.ofSeconds(2))));
+        stopper.start();
+        await().atMost(SOON).until(() -> !engine.isRunning());
+        store.claimGate.countDown();
+
+        await().atMost(SOON).until(() -> result.get() != null);
+        assertThat(result.get()).isTrue();
+        assertThat(store.releaseCalls.get()).isEqualTo(1);
+        assertThat(store.row(id).lease).isNull();
+        assertThat(store.row(id).status).isEqualTo(RowStatus.PENDING);
+        assertThat(publisher.calls.get()).isZero();
+    }
+
     // (e)
     @Test
     void aStageWhoseRecordThrowsAnErrorKeepsRunningAndHealthIsDownUntilItRecovers() {

@@ -105,9 +105,20 @@ final class FakeOutboxStore implements OutboxStore {
     /** When set, every claim throws it, as a driver missing a class does. */
     volatile Error claimError;
 
+    /** When set, a claim waits for it to open (or a few seconds) before it looks at the rows. */
+    volatile java.util.concurrent.CountDownLatch claimGate;
+
     @Override
     public synchronized ClaimBatch claim(ClaimRequest request) {
         claimCalls.incrementAndGet();
+        java.util.concurrent.CountDownLatch gate = claimGate;
+        if (gate != null) {
+            try {
+                gate.await(5, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         Error error = claimError;
         if (error != null) {
             throw error;
