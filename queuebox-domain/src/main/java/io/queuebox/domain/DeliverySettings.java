@@ -18,9 +18,11 @@ import java.util.Objects;
  *   <li>{@code batchSize}: the most rows one claim takes, 1 to 100 000. Default 100.</li>
  *   <li>{@code workers}: worker threads that claim and publish in parallel, 1 to 256. Default 4.</li>
  *   <li>{@code pipelineDepth}: how many batches one worker may have claimed and not yet recorded, 1 to
- *       {@value #MAX_PIPELINE_DEPTH}. Default {@value #DEFAULT_PIPELINE_DEPTH}: the worker claims the next batch while
- *       its publish stage publishes the previous one and records its outcome, so the claim hides behind the broker
- *       confirms. 1 is the serial loop (claim, publish, record, claim). Since one stage publishes one batch at a
+ *       {@value #MAX_PIPELINE_DEPTH}. Default {@value #DEFAULT_PIPELINE_DEPTH}, the serial loop (claim, publish, record,
+ *       claim). From 2 the worker claims the next batch while its publish stage publishes the previous one and
+ *       records its outcome, so the claim hides behind the broker confirms. Measured on a 2-core machine with
+ *       the database and brokers local, that gained with one worker and lost with two (docs/performance.md),
+ *       hence the serial default. Since one stage publishes one batch at a
  *       time, a depth above 2 cannot raise the steady rate (that is {@code 1 / max(claim, publish + record)} per
  *       worker); it only absorbs a claim slower than usual, at the cost of one more leased batch (rows and
  *       aggregates held back from other relays) per worker, and, with a store that holds row locks for the
@@ -54,7 +56,7 @@ public final class DeliverySettings {
     public static final String DEFAULT_OWNER = "queuebox";
     public static final int DEFAULT_BATCH_SIZE = 100;
     public static final int DEFAULT_WORKERS = 4;
-    public static final int DEFAULT_PIPELINE_DEPTH = 2;
+    public static final int DEFAULT_PIPELINE_DEPTH = 1;
     public static final int MAX_PIPELINE_DEPTH = 4;
     public static final Duration DEFAULT_WAKE_INTERVAL = Duration.ofMillis(500);
     public static final Duration DEFAULT_LEASE_LENGTH = Duration.ofSeconds(5);

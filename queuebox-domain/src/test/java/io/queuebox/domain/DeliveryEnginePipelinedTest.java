@@ -1,10 +1,13 @@
 package io.queuebox.domain;
 
-/** Every test of {@link DeliveryEngineTest} against the serial loop ({@code pipelineDepth} 1, on the worker thread). */
-class DeliveryEngineSerialTest extends DeliveryEngineTest {
+/**
+ * Every test of {@link DeliveryEngineTest} against pipelined workers ({@code pipelineDepth} 2: a claimer and its
+ * publish stage); {@link DeliveryEngineTest} itself runs the default, the serial loop.
+ */
+class DeliveryEnginePipelinedTest extends DeliveryEngineTest {
 
     @Override
     int depth() {
-        return 1;
+        return 2;
     }
 }

@@ -52,7 +52,7 @@ class DeliveryEngineTest {
         engines.forEach(engine -> engine.stop(Duration.ofSeconds(2)));
     }
 
-    /** The pipeline depth every test runs at unless it says otherwise; DeliveryEngineSerialTest runs them at 1. */
+    /** The pipeline depth every test runs at unless it says otherwise; DeliveryEnginePipelinedTest runs them at 2. */
     int depth() {
         return DeliverySettings.DEFAULT_PIPELINE_DEPTH;
     }

@@ -19,7 +19,7 @@ class DeliverySettingsTest {
         assertThat(settings.owner()).isEqualTo("queuebox");
         assertThat(settings.batchSize()).isEqualTo(100);
         assertThat(settings.workers()).isEqualTo(4);
-        assertThat(settings.pipelineDepth()).isEqualTo(2);
+        assertThat(settings.pipelineDepth()).isEqualTo(1);
         assertThat(settings.wakeInterval()).isEqualTo(Duration.ofMillis(500));
         assertThat(settings.leaseLength()).isEqualTo(Duration.ofSeconds(5));
         assertThat(settings.leaseRenewalInterval()).isEqualTo(Duration.ofSeconds(5).dividedBy(3));

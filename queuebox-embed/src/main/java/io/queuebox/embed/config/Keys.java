@@ -77,8 +77,8 @@ public final class Keys {
             .doc("Publishing workers (threads) in this process."));
     public static final ConfigKey OUTBOX_PIPELINE_DEPTH = register(key("outbox.pipelineDepth", Type.INTEGER)
             .defaultValue(DeliverySettings.DEFAULT_PIPELINE_DEPTH).range(1, DeliverySettings.MAX_PIPELINE_DEPTH)
-            .doc("Batches one worker may have claimed and not yet recorded: 2 claims the next batch while a publish"
-                    + " thread of the worker publishes the last and records its outcome; 1 is the serial loop. Each step"
+            .doc("Batches one worker may have claimed and not yet recorded: 1 (the default) is the serial loop; 2 claims"
+                    + " the next batch while a publish thread of the worker publishes the last and records its outcome. Each step"
                     + " leases one more batch per worker (with outbox.holdRowLocks, holds one more connection)."));
     public static final ConfigKey OUTBOX_LEASE_MS = register(key("outbox.leaseMs", Type.MILLIS)
             .defaultValue(DeliverySettings.DEFAULT_LEASE_LENGTH.toMillis()).range(1000, 3_600_000)
