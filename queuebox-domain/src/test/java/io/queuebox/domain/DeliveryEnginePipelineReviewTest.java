@@ -60,6 +60,7 @@ class DeliveryEnginePipelineReviewTest {
         }
         store.markSentGate = null;
         store.releaseGate = null;
+        store.releaseError = null;
         engines.forEach(engine -> engine.stop(Duration.ofSeconds(2)));
     }
 
@@ -215,6 +216,37 @@ class DeliveryEnginePipelineReviewTest {
                 .as("between the first outage answer and the next publish").isGreaterThan(Duration.ofMillis(900));
     }
 
+    // ------------------------------------------------------------------ finding 5 (stop throws, renewer never stops)
+
+    /**
+     * stop() now calls the store (the release of a queued batch after the deadline) and catches only
+     * RuntimeException there. An Error from the adapter (the NoClassDefFoundError the engine is careful about
+     * everywhere else) escapes stop(): the renewer is never shut down, so the lease of the batch still publishing is
+     * renewed for ever after the deadline (and the non-daemon renewer thread keeps the JVM alive), wake sources are
+     * not closed, and the engine stays STOPPING. The serial stop() makes no store call.
+     */
+    @Test
+    void anErrorFromTheStoreWhileStopReleasesAQueuedBatchDoesNotEscapeAndLeasesStopBeingRenewed() {
+        UUID a = oneEventOf("a");
+        UUID b = oneEventOf("b");
+        publisher.gate = gate(); // A still publishing at the deadline
+        DeliveryEngine engine = started(settings(2).batchSize(1).leaseLength(Duration.ofMillis(300)));
+        await().atMost(SOON).until(() -> publisher.calls.get() == 1 && fake.row(b).lease != null);
+        store.releaseError = new NoClassDefFoundError("org/postgresql/core/Utils");
+
+        Throwable thrown = null;
+        try {
+            engine.stop(Duration.ofMillis(100));
+        } catch (Throwable e) {
+            thrown = e;
+        }
+        int renewalsAtStop = fake.renewCalls.get();
+        java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(500)); // 5 renewal intervals
+
+        assertThat(fake.renewCalls.get()).as("renewals of %s after stop returned", a).isEqualTo(renewalsAtStop);
+        assertThat(thrown).as("what stop() threw").isNull();
+    }
+
     // ------------------------------------------------------------------ a store with hooks
 
     /** Delegates to the fake; blocks before delegating (outside the fake's monitor) when a gate is set. */
@@ -222,6 +254,7 @@ class DeliveryEnginePipelineReviewTest {
         private final FakeOutboxStore delegate;
         volatile CountDownLatch markSentGate;
         volatile CountDownLatch releaseGate;
+        volatile Error releaseError;
         final AtomicBoolean markSentEntered = new AtomicBoolean();
 
         HookedStore(FakeOutboxStore delegate) {
@@ -258,6 +291,10 @@ class DeliveryEnginePipelineReviewTest {
             CountDownLatch gate = releaseGate;
             if (gate != null) {
                 waitFor(gate);
+            }
+            Error error = releaseError;
+            if (error != null) {
+                throw error;
             }
             return delegate.release(lease, eventIds);
         }
