@@ -252,27 +252,48 @@ public final class DeliveryEngine implements AutoCloseable {
         }
         signal.shutdown();
         stages.forEach(Stage::close);
-        boolean inTime = awaitFinished(deadline);
-        if (!inTime) {
-            // Batches whose publish has not started can go back at once; those still publishing keep their
-            // lease until it lapses: see "Shutdown" above.
-            for (Stage stage : stages) {
-                for (Handed unstarted : stage.drainUnstarted()) {
-                    inFlight.remove(unstarted.batch().lease());
-                    release(unstarted.batch().lease(), unstarted.flight().eventIds());
+        boolean inTime = false;
+        try {
+            inTime = awaitFinished(deadline);
+            if (!inTime) {
+                // Batches whose publish has not started go back without holding up the caller (the store may
+                // hang); those still publishing keep their lease until it lapses: see "Shutdown" above.
+                releaseInBackground(stages.stream().flatMap(stage -> stage.drainUnstarted().stream()).toList());
+            }
+        } finally {
+            renewerSignal.shutdown();
+            for (WakeSource source : wakeSources) {
+                try {
+                    source.close();
+                } catch (RuntimeException e) {
+                    listener.onError("wakeSource.close", e);
                 }
             }
+            state.set(State.STOPPED);
         }
-        renewerSignal.shutdown();
-        for (WakeSource source : wakeSources) {
-            try {
-                source.close();
-            } catch (RuntimeException e) {
-                listener.onError("wakeSource.close", e);
-            }
-        }
-        state.set(State.STOPPED);
         return inTime;
+    }
+
+    /**
+     * Releases batches that were claimed and never published, on a daemon thread: stop() returns by its deadline
+     * whatever the store does, and a release that fails (or never runs, when the owner closes the store first)
+     * only leaves the rows to lapse with their lease, which nothing renews any more.
+     */
+    private void releaseInBackground(List<Handed> unstarted) {
+        if (unstarted.isEmpty()) {
+            return;
+        }
+        Thread releaser = new Thread(() -> {
+            for (Handed handed : unstarted) {
+                try {
+                    release(handed.batch().lease(), handed.flight().eventIds());
+                } catch (Throwable e) {
+                    listener.onError("release", e);
+                }
+            }
+        }, "queuebox-release-on-stop");
+        releaser.setDaemon(true);
+        releaser.start();
     }
 
     private boolean awaitFinished(Duration deadline) {
@@ -508,22 +529,28 @@ public final class DeliveryEngine implements AutoCloseable {
             release(batch.lease(), flight.eventIds());
             return Cycle.FAILED;
         }
-        inFlight.put(batch.lease(), flight);
-        if (settings.workers() > 1) {
-            signal.scheduleChanged(); // idle peers start polling on the interval again
-        }
-        renewerSignal.wake(WakeReason.DEADLINE);
         boolean full = batch.size() >= settings.batchSize();
         if (stage != null) {
+            // A batch waiting for the stage is not renewed: if the stage is stuck, its lease lapses and other
+            // claimers may take its rows; the stage checks the lease before it starts the publish.
             if (!stage.hand(new Handed(batch, flight, newsBefore))) {
                 // Shutdown closed the stage between the check above and now: nothing of it was sent.
-                inFlight.remove(batch.lease());
                 release(batch.lease(), flight.eventIds());
                 return Cycle.FAILED;
             }
             return full ? Cycle.FULL : Cycle.HANDED;
         }
+        startFlight(flight);
         return publishAndRecord(batch, flight, claimEnd);
+    }
+
+    /** The batch's publish starts: the renewer keeps its lease alive from now until the publish returns. */
+    private void startFlight(InFlightBatch flight) {
+        inFlight.put(flight.lease(), flight);
+        if (settings.workers() > 1) {
+            signal.scheduleChanged(); // idle peers start polling on the interval again
+        }
+        renewerSignal.wake(WakeReason.DEADLINE);
     }
 
     /**
@@ -764,6 +791,16 @@ public final class DeliveryEngine implements AutoCloseable {
             }
         }
 
+        /** Whether a batch waits behind the one publishing. */
+        boolean hasQueued() {
+            lock.lock();
+            try {
+                return !queue.isEmpty();
+            } finally {
+                lock.unlock();
+            }
+        }
+
         /** Takes the queued batches whose publish has not started (after the shutdown deadline). */
         List<Handed> drainUnstarted() {
             lock.lock();
@@ -846,7 +883,18 @@ public final class DeliveryEngine implements AutoCloseable {
     private void publishAndRecordSurviving(Stage stage, Handed handed) {
         Cycle cycle;
         try {
-            cycle = publishAndRecord(handed.batch(), handed.flight(), clock.instant());
+            Instant now = clock.instant();
+            if (now.plus(settings.leaseRenewalInterval()).isAfter(handed.flight().leaseExpiry())) {
+                // The batch waited so long that its lease has lapsed, or would before the renewer's next turn:
+                // another claimer may own its rows, so it is not published but handed back (the release is
+                // fenced by the lease: it changes only rows still leased to this batch), and claimed again.
+                release(handed.batch().lease(), handed.flight().eventIds());
+                stage.requestClaim(WakeReason.DEADLINE);
+                recovered();
+                return;
+            }
+            startFlight(handed.flight());
+            cycle = publishAndRecord(handed.batch(), handed.flight(), now);
             recovered();
         } catch (Throwable e) {
             // An Error from an adapter while recording: the rows not written stay leased until the lease runs
@@ -858,6 +906,11 @@ public final class DeliveryEngine implements AutoCloseable {
         }
         if (cycle == Cycle.FAILED) {
             stage.requestPause();
+            if (stage.hasQueued()) {
+                // The batch claimed while this one was out waits for the pause too, as it would have waited to
+                // be claimed in the serial loop: an outage costs one publish per pause.
+                signal.pause(errorPause);
+            }
         } else if (signal.news() != handed.newsBefore()) {
             stage.requestClaim(signal.newsReason());
         } else if (cycle == Cycle.FULL) {

@@ -101,7 +101,8 @@ class DeliveryEnginePipelineReviewTest {
 
     /**
      * Batch B waits in the stage's queue behind a slow publish of A. Meanwhile B's lease is lost (it lapsed and
-     * another relay re-claimed the row: stealLease), and the renewer even reports it (onLeaseLost, owned 0). The
+     * another relay re-claimed the row: stealLease; first written when the renewer also renewed and reported queued
+     * batches, which it no longer does). The
      * stage still publishes B once A is done, so this relay sends a row another relay owns and may be sending at the
      * same moment. The serial engine never starts a publish for a batch it already knows it lost: it publishes
      * right after the claim.
@@ -120,8 +121,9 @@ class DeliveryEnginePipelineReviewTest {
         started(settings(2).batchSize(1).leaseLength(Duration.ofMillis(300)));
         await().atMost(SOON).until(() -> publisher.calls.get() == 1 && fake.row(b).lease != null);
 
-        fake.stealLease(b); // another relay re-claimed b after this relay's lease on it lapsed
-        await().atMost(SOON).until(() -> !listener.leaseLost.isEmpty()); // the renewer knows: 1 -> 0 rows owned
+        fake.stealLease(b, Duration.ofSeconds(30)); // another relay re-claimed b after this relay's lease on it lapsed
+        // b's own lease (300 ms from its claim) runs out while it waits: a queued batch is not renewed.
+        await().pollDelay(Duration.ofMillis(400)).atMost(SOON).until(() -> true);
         aMayFinish.countDown();
 
         await().atMost(SOON).until(() -> fake.row(a).status == RowStatus.SENT);

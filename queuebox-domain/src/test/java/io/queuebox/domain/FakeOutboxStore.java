@@ -85,6 +85,13 @@ final class FakeOutboxStore implements OutboxStore {
         rows.get(eventId).lease = LeaseToken.random();
     }
 
+    /** Another claimer takes the row with a lease of its own that runs for {@code leaseLength}. */
+    synchronized void stealLease(UUID eventId, Duration leaseLength) {
+        Row row = rows.get(eventId);
+        row.lease = LeaseToken.random();
+        row.leaseUntil = clock.instant().plus(leaseLength);
+    }
+
     synchronized void dueIn(UUID eventId, Duration delay) {
         rows.get(eventId).nextAttemptAt = clock.instant().plus(delay);
     }
