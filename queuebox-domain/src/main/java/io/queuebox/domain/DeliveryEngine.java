@@ -53,8 +53,10 @@ import java.util.random.RandomGenerator;
  * order claimed, and records each outcome. The claimer hands a batch to the stage and claims the next at once if
  * the batch was full, so the claim of batch N+1 (and the outcome writes of N) overlap the broker confirms of N.
  * At most {@code pipelineDepth} batches of a worker are claimed and not yet recorded: the claimer waits for a
- * free slot before it claims. A batch is in the renewer's care from its claim until its publish returns, waiting
- * included. Order per aggregate and fencing stay the store's: a claim never takes a row whose earlier sibling is
+ * free slot before it claims. A batch is in the renewer's care from the start of its publish until the publish
+ * returns, not while it waits: a stuck stage cannot hold rows past their lease, and the stage hands back, without
+ * publishing, a batch whose lease lapsed (or would before the next renewal) while it waited. After a failed batch
+ * the stage pauses before it publishes the next waiting one. Order per aggregate and fencing stay the store's: a claim never takes a row whose earlier sibling is
  * leased (so held by a batch still queued or publishing), and every outcome is written with its batch's lease.
  * What the serial loop decides after a batch the stage asks of its claimer through two flags the claimer reads
  * before its next claim (and while it waits): after a full batch, or one during whose flight a wake-up about new
@@ -90,7 +92,8 @@ import java.util.random.RandomGenerator;
  * <h2>Shutdown</h2>
  * {@link #stop(Duration)} stops claiming, wakes every thread, and lets in-flight publishes (and batches queued
  * for a publish stage) finish and record their outcomes until the deadline; a claim that returns after shutdown
- * began is released at once. After the deadline, queued batches whose publish never started are released; the
+ * began is released at once. After the deadline, queued batches whose publish never started are released, on a
+ * daemon thread so that a hung store cannot hold up the caller; the
  * engine stops renewing leases but never releases the lease of a batch whose publish is still running: the
  * publisher might still send it, and a released row could be claimed and sent by another relay at the same time.
  * Such a batch keeps its lease until the lease lapses (or until its worker or stage, once the publish returns,
