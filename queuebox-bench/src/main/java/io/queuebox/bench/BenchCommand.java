@@ -219,7 +219,8 @@ public final class BenchCommand implements Callable<Integer> {
             if (runs("peers")) {
                 out.println("Side by side: pure-SQL floor, QueueBox, gruelbox transaction-outbox (" + peerRows + " rows each, batch 500, "
                         + reps + " interleaved repetition(s))");
-                results.put("peers", new Peers(drain, floor, gruelbox, out).drain(peerRows, aggregates, reps, peerBroker, true));
+                results.put("peers", new Peers(drain, floor, gruelbox, out).drain(peerRows, aggregates, reps, peerBroker, true,
+                        brokerNames.contains("rabbitmq")));
             }
             if (runs("latency")) {
                 out.println("Idle cost and steady rate (relay: workers " + Latency.WORKERS + ", batch 500, ordering on; consumer on RabbitMQ; "
@@ -237,6 +238,11 @@ public final class BenchCommand implements Callable<Integer> {
                         modes.add(rep(rep, latency.run("capture", Latency.RECONCILIATION, rates, idleOnce, warmup, measure)));
                         modes.add(rep(rep, latency.run("notify", Latency.RECONCILIATION, rates, idleOnce, warmup, measure)));
                         modes.add(rep(rep, latency.run("after-commit", Latency.RECONCILIATION, rates, idleOnce, warmup, measure)));
+                        // Pipelined workers beside the serial default, in the same repetition.
+                        modes.add(rep(rep, latency.run("capture", Latency.RECONCILIATION, rates, null, warmup, measure,
+                                Drain.PIPELINED)));
+                        modes.add(rep(rep, latency.run("after-commit", Latency.RECONCILIATION, rates, null, warmup, measure,
+                                Drain.PIPELINED)));
                         if (!noPeers) {
                             modes.add(rep(rep, debezium.run(peerRates, warmup, measure)));
                         }

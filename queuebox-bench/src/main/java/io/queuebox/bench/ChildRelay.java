@@ -7,6 +7,7 @@ import java.util.OptionalInt;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
+import io.queuebox.domain.DeliverySettings;
 import io.queuebox.ports.MessagePublisher;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -44,7 +45,8 @@ final class ChildRelay {
         long stopAfter = Long.parseLong(args[7]);
         HikariConfig config = new HikariConfig();
         config.setJdbcUrl(jdbcUrl);
-        config.setMaximumPoolSize(workers + 2);
+        // Each worker may have pipelineDepth batches out, each needing a connection while it claims or records.
+        config.setMaximumPoolSize(workers * DeliverySettings.DEFAULT_PIPELINE_DEPTH + 2);
         config.setPoolName("bench-child");
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         Map<String, Object> result = new LinkedHashMap<>();

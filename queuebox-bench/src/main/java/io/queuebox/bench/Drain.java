@@ -1,5 +1,6 @@
 package io.queuebox.bench;
 
+import io.queuebox.domain.DeliverySettings;
 import io.queuebox.jdbc.OutboxDatabase;
 import io.queuebox.ports.MessagePublisher;
 import java.io.PrintStream;
@@ -34,22 +35,36 @@ final class Drain {
     Run relay(String broker, boolean ordered, int workers, int batch, int rows, int aggregates, boolean deleteOnSend)
             throws Exception {
         return relay(broker, ordered, workers, batch, rows, aggregates, deleteOnSend ? db.deletingOutbox : db.outbox,
-                deleteOnSend);
+                deleteOnSend, DeliverySettings.DEFAULT_PIPELINE_DEPTH);
     }
+
+    /**
+     * The same with pipelined workers ({@code outbox.pipelineDepth = 2}: a worker claims its next batch while its
+     * publish stage publishes the last and records its outcome).
+     */
+    Run pipelinedRelay(String broker, boolean ordered, int workers, int batch, int rows, int aggregates, boolean holding)
+            throws Exception {
+        return relay(broker, ordered, workers, batch, rows, aggregates, holding ? db.holdingOutbox : db.outbox, false,
+                PIPELINED);
+    }
+
+    /** The pipeline depth the bench compares with the default. */
+    static final int PIPELINED = 2;
 
     /** The same, with claims that hold their rows' locks ({@code outbox.holdRowLocks}) instead of writing leases. */
     Run holdingRelay(String broker, boolean ordered, int workers, int batch, int rows, int aggregates) throws Exception {
-        return relay(broker, ordered, workers, batch, rows, aggregates, db.holdingOutbox, false);
+        return relay(broker, ordered, workers, batch, rows, aggregates, db.holdingOutbox, false,
+                DeliverySettings.DEFAULT_PIPELINE_DEPTH);
     }
 
     private Run relay(String broker, boolean ordered, int workers, int batch, int rows, int aggregates,
-                      OutboxDatabase outbox, boolean deleteOnSend) throws Exception {
+                      OutboxDatabase outbox, boolean deleteOnSend, int pipelineDepth) throws Exception {
         db.reset();
         db.fill(rows, aggregates);
         MessagePublisher publisher = broker.equals("none") ? Relay.NO_OP : brokers.relayPublisher(broker);
         try {
             Relay relay = new Relay(outbox.store(), publisher,
-                    Relay.settings(ordered, workers, batch, Duration.ofMillis(100)), List.of());
+                    Relay.settings(ordered, workers, batch, Duration.ofMillis(100), pipelineDepth), List.of());
             Cpu cpu = Cpu.start();
             long start = System.nanoTime();
             relay.start();

@@ -7,6 +7,7 @@ import io.queuebox.jdbc.DedicatedConnectionLock;
 import io.queuebox.capture.FileCaptureStateDirectory;
 import io.queuebox.domain.CaptureStatus;
 import io.queuebox.domain.CaptureSupervisor;
+import io.queuebox.domain.DeliverySettings;
 import io.queuebox.ports.CaptureFingerprint;
 import io.queuebox.ports.CaptureMode;
 import io.queuebox.ports.CaptureSettings;
@@ -60,6 +61,12 @@ final class Latency {
      */
     Map<String, Object> run(String mode, Duration interval, int[] rates, Duration idleWindow, Duration warmup,
                             Duration measure) throws Exception {
+        return run(mode, interval, rates, idleWindow, warmup, measure, DeliverySettings.DEFAULT_PIPELINE_DEPTH);
+    }
+
+    /** The same with a pipeline depth of the caller's; a depth other than the default is named in the system. */
+    Map<String, Object> run(String mode, Duration interval, int[] rates, Duration idleWindow, Duration warmup,
+                            Duration measure, int pipelineDepth) throws Exception {
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("mode", mode);
         result.put("system", switch (mode) {
@@ -67,7 +74,8 @@ final class Latency {
             case "notify" -> "QueueBox notify";
             case "after-commit" -> "QueueBox after-commit wake";
             default -> "QueueBox polling " + interval.toMillis() + " ms";
-        });
+        } + (pipelineDepth == DeliverySettings.DEFAULT_PIPELINE_DEPTH ? "" : ", pipelineDepth " + pipelineDepth));
+        result.put("pipelineDepth", pipelineDepth);
         result.put("wakeIntervalMs", interval.toMillis());
         db.reset();
         brokers.purgeQueue();
@@ -92,7 +100,7 @@ final class Latency {
         Map<String, Long> consumed = new ConcurrentHashMap<>();
         Channel consumer = brokers.consume((id, headers) -> consumed.putIfAbsent(id, System.nanoTime()));
         MessagePublisher publisher = brokers.relayPublisher("rabbitmq");
-        Relay relay = new Relay(store, publisher, Relay.settings(true, WORKERS, 500, interval), sources);
+        Relay relay = new Relay(store, publisher, Relay.settings(true, WORKERS, 500, interval, pipelineDepth), sources);
         try {
             relay.start();
             if (supervisor != null) {

@@ -15,7 +15,8 @@ import java.util.concurrent.Callable;
  * and two loops / two relay workers / eight gruelbox threads (the machine's cores, and gruelbox's usual pool).
  * QueueBox runs without ordering here (neither the floor nor gruelbox 4.x orders anything), except in two rows of
  * the second group that show what per-aggregate ordering costs; rows marked holdRowLocks claim by holding row locks
- * for the batch instead of writing a lease on each row. Each row's ratio is to
+ * for the batch instead of writing a lease on each row; rows marked pipelined run outbox.pipelineDepth 2 (the default
+ * is the serial loop). Each row's ratio is to
  * the floor of its group that marks as it does (UPDATE, or DELETE for QueueBox with deleteOnSend and for
  * gruelbox, which deletes a processed entry).
  */
@@ -39,7 +40,8 @@ final class Peers {
     static final String FLOOR_UPDATE = "SQL floor, UPDATE";
     static final String FLOOR_DELETE = "SQL floor, DELETE";
 
-    Map<String, Object> drain(int rows, int aggregates, int reps, String broker, boolean withBrokerPeers) throws Exception {
+    Map<String, Object> drain(int rows, int aggregates, int reps, String broker, boolean withBrokerPeers,
+                              boolean rabbitMq) throws Exception {
         int batch = 500;
         List<Contestant> contestants = new ArrayList<>();
         for (int loops : new int[] {1, 2}) {
@@ -58,7 +60,22 @@ final class Peers {
                     () -> drain.holdingRelay("none", false, loops, batch, rows, aggregates)));
             contestants.add(new Contestant(group, "QueueBox → " + broker + ", holdRowLocks", Floor.Marking.UPDATE,
                     () -> drain.holdingRelay(broker, false, loops, batch, rows, aggregates)));
+            // Pipelined workers (outbox.pipelineDepth 2: the next claim overlaps the publish of the last batch)
+            // beside the default serial loop.
+            contestants.add(new Contestant(group, "QueueBox → " + broker + ", pipelined", Floor.Marking.UPDATE,
+                    () -> drain.pipelinedRelay(broker, false, loops, batch, rows, aggregates, false)));
+            contestants.add(new Contestant(group, "QueueBox → " + broker + ", holdRowLocks, pipelined", Floor.Marking.UPDATE,
+                    () -> drain.pipelinedRelay(broker, false, loops, batch, rows, aggregates, true)));
             if (loops == 2) {
+                if (!broker.equals("rabbitmq") && rabbitMq) {
+                    // Confirms make RabbitMQ the broker whose waits a pipeline would hide most.
+                    contestants.add(new Contestant(group, "QueueBox → rabbitmq", Floor.Marking.UPDATE,
+                            () -> drain.relay("rabbitmq", false, loops, batch, rows, aggregates, false)));
+                    contestants.add(new Contestant(group, "QueueBox → rabbitmq, pipelined", Floor.Marking.UPDATE,
+                            () -> drain.pipelinedRelay("rabbitmq", false, loops, batch, rows, aggregates, false)));
+                }
+                contestants.add(new Contestant(group, "QueueBox → " + broker + ", per-aggregate, pipelined", Floor.Marking.UPDATE,
+                        () -> drain.pipelinedRelay(broker, true, loops, batch, rows, aggregates, false)));
                 contestants.add(new Contestant(group, "QueueBox → " + broker + ", per-aggregate", Floor.Marking.UPDATE,
                         () -> drain.relay(broker, true, loops, batch, rows, aggregates, false)));
                 contestants.add(new Contestant(group, "QueueBox → " + broker + ", per-aggregate, holdRowLocks",

@@ -93,9 +93,15 @@ final class Relay implements AutoCloseable {
     }
 
     static DeliverySettings settings(boolean ordered, int workers, int batchSize, Duration wakeInterval) {
+        return settings(ordered, workers, batchSize, wakeInterval, DeliverySettings.DEFAULT_PIPELINE_DEPTH);
+    }
+
+    /** The same with a pipeline depth of the caller's (1: the serial loop). */
+    static DeliverySettings settings(boolean ordered, int workers, int batchSize, Duration wakeInterval,
+                                     int pipelineDepth) {
         return DeliverySettings.builder().owner("queuebox-bench")
                 .ordering(ordered ? Ordering.PER_AGGREGATE : Ordering.NONE)
-                .workers(workers).batchSize(batchSize).wakeInterval(wakeInterval)
+                .workers(workers).batchSize(batchSize).wakeInterval(wakeInterval).pipelineDepth(pipelineDepth)
                 .purgeEnabled(false).build();
     }
 

@@ -16,6 +16,7 @@ import io.queuebox.ports.WakeSource;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -30,6 +31,8 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.random.RandomGenerator;
 
 /**
@@ -41,7 +44,25 @@ import java.util.random.RandomGenerator;
  * wake; otherwise publish (renewing the lease every third of its length while the publish runs), write
  * the {@link OutcomePlan} with one bulk store call per kind ({@code markSent}, {@code reschedule},
  * {@code park}, {@code release}), report to the {@link DeliveryListener}, and, when the batch was full,
- * claim again at once ({@link WakeReason#FULL_BATCH}).
+ * claim again at once ({@link WakeReason#FULL_BATCH}). That is the loop at
+ * {@link DeliverySettings#pipelineDepth()} 1, run on the worker thread.
+ *
+ * <h2>Pipelining</h2>
+ * At depth 2 or more each worker is two threads: the claimer ({@code queuebox-worker-N}) and its publish stage
+ * ({@code queuebox-worker-N-publish}, not daemon), which publishes the worker's batches one at a time, in the
+ * order claimed, and records each outcome. The claimer hands a batch to the stage and claims the next at once if
+ * the batch was full, so the claim of batch N+1 (and the outcome writes of N) overlap the broker confirms of N.
+ * At most {@code pipelineDepth} batches of a worker are claimed and not yet recorded: the claimer waits for a
+ * free slot before it claims. A batch is in the renewer's care from the start of its publish until the publish
+ * returns, not while it waits: a stuck stage cannot hold rows past their lease, and the stage hands back, without
+ * publishing, a batch whose lease lapsed (or would before the next renewal) while it waited. After a failed batch
+ * the stage pauses before it publishes the next waiting one. Order per aggregate and fencing stay the store's: a claim never takes a row whose earlier sibling is
+ * leased (so held by a batch still queued or publishing), and every outcome is written with its batch's lease.
+ * What the serial loop decides after a batch the stage asks of its claimer through two flags the claimer reads
+ * before its next claim (and while it waits): after a full batch, or one during whose flight a wake-up about new
+ * rows came, claim again (the claim that overlapped it may have found its aggregates held back); after a failed
+ * batch, pause first. A claimer whose stage still holds a batch takes no wake-up ticket: it is busy, as a serial
+ * worker is while it publishes, so wake-ups while a batch is out still coalesce into one more claim.
  *
  * <h2>Waking</h2>
  * An idle worker wakes at the earliest of ({@link WakeSchedule}): the wake interval, the next retry this
@@ -69,18 +90,21 @@ import java.util.random.RandomGenerator;
  * returns a full batch.
  *
  * <h2>Shutdown</h2>
- * {@link #stop(Duration)} stops claiming, wakes every thread, and lets in-flight publishes finish and
- * record their outcomes until the deadline. After the deadline it stops renewing leases but never releases
- * the lease of a batch whose publish is still running: the publisher might still send it, and a released
- * row could be claimed and sent by another relay at the same time. Such a batch keeps its lease until the
- * lease lapses (or until its worker, once the publish returns, records the outcome). Wake sources are
+ * {@link #stop(Duration)} stops claiming, wakes every thread, and lets in-flight publishes (and batches queued
+ * for a publish stage) finish and record their outcomes until the deadline; a claim that returns after shutdown
+ * began is released at once. After the deadline, queued batches whose publish never started are released, on a
+ * daemon thread so that a hung store cannot hold up the caller; the
+ * engine stops renewing leases but never releases the lease of a batch whose publish is still running: the
+ * publisher might still send it, and a released row could be claimed and sent by another relay at the same time.
+ * Such a batch keeps its lease until the lease lapses (or until its worker or stage, once the publish returns,
+ * records the outcome). Wake sources are
  * closed; the store and the publisher are not: their owner does that, after the engine stopped.
  *
  * <h2>Threads that fail</h2>
  * A worker, the lease renewer and the housekeeping thread survive anything a cycle throws, {@link Error}s
  * included (a {@code LinkageError} from an adapter, an {@code AssertionError}): it is reported through
- * {@link DeliveryListener#onError} with the step {@code "worker"}, {@code "renewer"} or
- * {@code "housekeeping"}, the thread pauses as after any error and carries on, and {@link #health()} is
+ * {@link DeliveryListener#onError} with the step {@code "worker"}, {@code "publish-stage"}, {@code "renewer"} or
+ * {@code "housekeeping"}, the thread (a publish stage: its worker) pauses as after any error and carries on, and {@link #health()} is
  * DOWN with the thread's name and the reason until one of its cycles completes. A thread that ends anyway
  * keeps {@link #health()} DOWN. A listener that throws, even an Error, is ignored: it only observes.
  *
@@ -113,6 +137,7 @@ public final class DeliveryEngine implements AutoCloseable {
     private final Map<String, String> deadThreads = new ConcurrentHashMap<>();
     private final Map<String, String> failingThreads = new ConcurrentHashMap<>();
     private final List<Thread> threads = new ArrayList<>();
+    private final List<Stage> stages = new ArrayList<>();
     private volatile CountDownLatch finished;
     private Thread renewer;
 
@@ -144,11 +169,19 @@ public final class DeliveryEngine implements AutoCloseable {
         if (!state.compareAndSet(State.NEW, State.RUNNING)) {
             throw new IllegalStateException("the delivery engine was already started (state " + state.get() + ")");
         }
-        int counted = settings.workers() + (settings.purgeEnabled() ? 1 : 0);
+        boolean pipelined = settings.pipelineDepth() > 1;
+        int counted = settings.workers() * (pipelined ? 2 : 1) + (settings.purgeEnabled() ? 1 : 0);
         finished = new CountDownLatch(counted);
         for (int i = 1; i <= settings.workers(); i++) {
             int index = i;
-            threads.add(thread("queuebox-worker-" + i, () -> runWorker(index)));
+            Stage stage = pipelined ? new Stage(settings.pipelineDepth()) : null;
+            if (stage != null) {
+                stages.add(stage);
+            }
+            threads.add(thread("queuebox-worker-" + i, () -> runWorker(index, stage)));
+            if (stage != null) {
+                threads.add(thread("queuebox-worker-" + i + "-publish", () -> runStage(stage)));
+            }
         }
         if (settings.purgeEnabled()) {
             threads.add(thread("queuebox-housekeeping", this::runHousekeeping));
@@ -221,18 +254,49 @@ public final class DeliveryEngine implements AutoCloseable {
             return awaitFinished(deadline);
         }
         signal.shutdown();
-        boolean inTime = awaitFinished(deadline);
-        // Batches still publishing keep their lease until it lapses: see "Shutdown" above.
-        renewerSignal.shutdown();
-        for (WakeSource source : wakeSources) {
-            try {
-                source.close();
-            } catch (RuntimeException e) {
-                listener.onError("wakeSource.close", e);
+        stages.forEach(Stage::close);
+        boolean inTime = false;
+        try {
+            inTime = awaitFinished(deadline);
+            if (!inTime) {
+                // Batches whose publish has not started go back without holding up the caller (the store may
+                // hang); those still publishing keep their lease until it lapses: see "Shutdown" above.
+                releaseInBackground(stages.stream().flatMap(stage -> stage.drainUnstarted().stream()).toList());
             }
+        } finally {
+            renewerSignal.shutdown();
+            for (WakeSource source : wakeSources) {
+                try {
+                    source.close();
+                } catch (RuntimeException e) {
+                    listener.onError("wakeSource.close", e);
+                }
+            }
+            state.set(State.STOPPED);
         }
-        state.set(State.STOPPED);
         return inTime;
+    }
+
+    /**
+     * Releases batches that were claimed and never published, on a daemon thread: stop() returns by its deadline
+     * whatever the store does, and a release that fails (or never runs, when the owner closes the store first)
+     * only leaves the rows to lapse with their lease, which nothing renews any more.
+     */
+    private void releaseInBackground(List<Handed> unstarted) {
+        if (unstarted.isEmpty()) {
+            return;
+        }
+        Thread releaser = new Thread(() -> {
+            for (Handed handed : unstarted) {
+                try {
+                    release(handed.batch().lease(), handed.flight().eventIds());
+                } catch (Throwable e) {
+                    listener.onError("release", e);
+                }
+            }
+        }, "queuebox-release-on-stop");
+        releaser.setDaemon(true);
+        releaser.start();
     }
 
     private boolean awaitFinished(Duration deadline) {
@@ -273,23 +337,56 @@ public final class DeliveryEngine implements AutoCloseable {
         if (!failingThreads.isEmpty()) {
             return Health.down("delivery engine thread failing: " + new TreeMap<>(failingThreads));
         }
-        return Health.up("delivery engine running, " + settings.workers() + " worker(s)");
+        return Health.up("delivery engine running, " + settings.workers() + " worker(s)"
+                + (settings.pipelineDepth() > 1 ? ", pipeline depth " + settings.pipelineDepth() : ""));
     }
 
     // ---------------------------------------------------------------- workers
 
-    private enum Cycle { EMPTY, PARTIAL, FULL, FAILED }
+    /** How a worker's cycle ended; {@code HANDED}: a partial batch went to the worker's publish stage. */
+    private enum Cycle { EMPTY, PARTIAL, FULL, FAILED, HANDED }
 
-    private void runWorker(int index) {
+    private void runWorker(int index, Stage stage) {
         try {
             if (index == 1) {
                 learnDeadlinesLeftByEarlierRuns();
             }
+            WakeSignal.Planner planner = index == 1 ? this::planWake : this::planPeerWake;
+            if (stage != null) {
+                WakeSignal.Planner idle = planner;
+                // The stage asks for a claim (or a pause) through flags, then makes waiters replan: see
+                // publishAndRecordSurviving.
+                planner = left -> stage.wantsClaim() ? new WakeSchedule.Wake(Duration.ZERO, stage.wantedReason())
+                        : idle.plan(left);
+            }
             long seen = signal.wakes();
             WakeReason reason = null;
             while (!signal.isShutdown()) {
+                if (stage != null) {
+                    // At most pipelineDepth batches claimed and not yet recorded: wait for the stage to record one.
+                    if (!stage.awaitSlot()) {
+                        break;
+                    }
+                    if (stage.takePause()) {
+                        // The stage's batch failed (or looked like an outage): pause as a serial worker would.
+                        if (!signal.pause(errorPause)) {
+                            break;
+                        }
+                        reason = WakeReason.INTERVAL;
+                        seen = signal.wakes();
+                    }
+                    // This claim answers any claim the stage asked for so far, and, from an idle worker, the
+                    // news a pending ticket brings (it would take the ticket as soon as it waited).
+                    WakeReason asked = stage.takeClaimRequest();
+                    if (reason == null && asked != null) {
+                        reason = asked;
+                    }
+                    if (stage.idle()) {
+                        signal.takeTicket();
+                    }
+                }
                 long newsBefore = signal.news();
-                Cycle cycle = deliverOnceSurviving(reason);
+                Cycle cycle = deliverOnceSurviving(reason, stage, newsBefore);
                 if (signal.isShutdown()) {
                     break;
                 }
@@ -312,8 +409,8 @@ public final class DeliveryEngine implements AutoCloseable {
                     reason = WakeReason.INTERVAL;
                     seen = signal.wakes();
                 } else {
-                    WakeSignal.Woken woken = signal.await(seen, idleWait(),
-                            index == 1 ? this::planWake : this::planPeerWake);
+                    WakeSignal.Woken woken = stage == null ? signal.await(seen, idleWait(), planner)
+                            : signal.await(seen, idleWait(), planner, stage::idle);
                     if (woken.reason() == WakeReason.SHUTDOWN) {
                         break;
                     }
@@ -377,12 +474,12 @@ public final class DeliveryEngine implements AutoCloseable {
      * One cycle that cannot end the worker: the store and publisher calls inside handle runtime
      * exceptions, but an {@link Error} from an adapter would otherwise end the thread in silence.
      */
-    private Cycle deliverOnceSurviving(WakeReason reason) {
+    private Cycle deliverOnceSurviving(WakeReason reason, Stage stage, long newsBefore) {
         try {
             if (reason != null) {
                 listener.onWake(reason);
             }
-            Cycle cycle = deliverOnce();
+            Cycle cycle = deliverOnce(stage, newsBefore);
             recovered();
             return cycle;
         } catch (Throwable e) {
@@ -409,7 +506,11 @@ public final class DeliveryEngine implements AutoCloseable {
         return error.getClass().getName() + (error.getMessage() == null ? "" : ": " + error.getMessage());
     }
 
-    private Cycle deliverOnce() {
+    /**
+     * Claims a batch; without a stage publishes and records it here (the serial loop), with one hands it to
+     * the stage and returns at once.
+     */
+    private Cycle deliverOnce(Stage stage, long newsBefore) {
         Instant claimStart = clock.instant();
         deadlines.reachedAt(claimStart);
         ClaimBatch batch;
@@ -431,11 +532,36 @@ public final class DeliveryEngine implements AutoCloseable {
             release(batch.lease(), flight.eventIds());
             return Cycle.FAILED;
         }
-        inFlight.put(batch.lease(), flight);
+        boolean full = batch.size() >= settings.batchSize();
+        if (stage != null) {
+            // A batch waiting for the stage is not renewed: if the stage is stuck, its lease lapses and other
+            // claimers may take its rows; the stage checks the lease before it starts the publish.
+            if (!stage.hand(new Handed(batch, flight, newsBefore))) {
+                // Shutdown closed the stage between the check above and now: nothing of it was sent.
+                release(batch.lease(), flight.eventIds());
+                return Cycle.FAILED;
+            }
+            return full ? Cycle.FULL : Cycle.HANDED;
+        }
+        startFlight(flight);
+        return publishAndRecord(batch, flight, claimEnd);
+    }
+
+    /** The batch's publish starts: the renewer keeps its lease alive from now until the publish returns. */
+    private void startFlight(InFlightBatch flight) {
+        inFlight.put(flight.lease(), flight);
         if (settings.workers() > 1) {
             signal.scheduleChanged(); // idle peers start polling on the interval again
         }
         renewerSignal.wake(WakeReason.DEADLINE);
+    }
+
+    /**
+     * Publishes a claimed batch and records its outcome: FAILED, or FULL / PARTIAL by the batch's size. Runs
+     * on the worker (depth 1) or on its publish stage; the batch stays in {@code inFlight}, its lease renewed,
+     * until the publish returns.
+     */
+    private Cycle publishAndRecord(ClaimBatch batch, InFlightBatch flight, Instant publishStart) {
         boolean failed = false;
         List<PublishOutcome> outcomes;
         try {
@@ -454,7 +580,7 @@ public final class DeliveryEngine implements AutoCloseable {
         }
         if (!failed) {
             listener.onPublished(outcomes == null ? List.of() : outcomes.stream().filter(Objects::nonNull).toList(),
-                    Duration.between(claimEnd, clock.instant()));
+                    Duration.between(publishStart, clock.instant()));
         }
         OutcomePlan plan = OutcomePlan.plan(batch.deliveries(), outcomes, settings.ordering(),
                 settings.retryPolicy(), random);
@@ -560,6 +686,238 @@ public final class DeliveryEngine implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             listener.onError("release", e);
+        }
+    }
+
+    // ---------------------------------------------------------------- publish stages
+
+    /** A claimed batch on its way to the stage, with the news count its claim started from. */
+    private record Handed(ClaimBatch batch, InFlightBatch flight, long newsBefore) {
+    }
+
+    /**
+     * The publish stage of one worker (pipeline depth 2 or more): publishes that worker's batches one at a
+     * time, in the order claimed, and records their outcomes. The worker thread only claims. The stage asks
+     * its worker for a claim or a pause through two flags the worker reads before its next claim (and its
+     * idle planner reads while it waits), so the worker's rules stay in one place.
+     */
+    private static final class Stage {
+        private final int depth;
+        private final ReentrantLock lock = new ReentrantLock();
+        private final Condition changed = lock.newCondition();
+        private final ArrayDeque<Handed> queue = new ArrayDeque<>();
+        private boolean publishing;
+        private boolean closed;
+        private volatile boolean idle = true;
+        private volatile boolean pauseRequested;
+        private volatile WakeReason claimRequested;
+
+        Stage(int depth) {
+            this.depth = depth;
+        }
+
+        /** Batches claimed and not yet recorded: queued plus the one publishing. */
+        private int outstanding() {
+            return queue.size() + (publishing ? 1 : 0);
+        }
+
+        /** Waits until the worker may claim one more batch; false once the stage is closed. */
+        boolean awaitSlot() {
+            lock.lock();
+            try {
+                while (!closed && outstanding() >= depth) {
+                    changed.await();
+                }
+                return !closed;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Queues a claimed batch; false when the stage is closed (shutdown), then the caller releases it. */
+        boolean hand(Handed handed) {
+            lock.lock();
+            try {
+                if (closed) {
+                    return false;
+                }
+                queue.addLast(handed);
+                idle = false;
+                changed.signalAll();
+                return true;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** The next batch to publish, marked as publishing; null once closed and drained. */
+        Handed next() {
+            lock.lock();
+            try {
+                while (queue.isEmpty() && !closed) {
+                    changed.await();
+                }
+                Handed next = queue.pollFirst();
+                publishing = next != null;
+                return next;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** The batch from {@link #next} is recorded (or given up): its slot is free. */
+        void done() {
+            lock.lock();
+            try {
+                publishing = false;
+                idle = queue.isEmpty();
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** No more batches: the worker stops claiming; the stage publishes what is queued, then ends. */
+        void close() {
+            lock.lock();
+            try {
+                closed = true;
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Whether a batch waits behind the one publishing. */
+        boolean hasQueued() {
+            lock.lock();
+            try {
+                return !queue.isEmpty();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** Takes the queued batches whose publish has not started (after the shutdown deadline). */
+        List<Handed> drainUnstarted() {
+            lock.lock();
+            try {
+                List<Handed> unstarted = new ArrayList<>(queue);
+                queue.clear();
+                idle = !publishing;
+                changed.signalAll();
+                return unstarted;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /**
+         * Nothing of this worker's is claimed and unrecorded. Until then the worker is busy as a serial worker
+         * is while it publishes: it takes no wake-up tickets (they go to idle peers, or wait for this stage to
+         * finish: its recorded batch then asks for a claim if news came meanwhile), so wake-ups while a batch is
+         * out coalesce into one more claim at any depth.
+         */
+        boolean idle() {
+            return idle;
+        }
+
+        void requestPause() {
+            pauseRequested = true;
+        }
+
+        void requestClaim(WakeReason reason) {
+            claimRequested = reason;
+        }
+
+        boolean takePause() {
+            boolean pause = pauseRequested;
+            pauseRequested = false;
+            return pause;
+        }
+
+        WakeReason takeClaimRequest() {
+            WakeReason reason = claimRequested;
+            claimRequested = null;
+            return reason;
+        }
+
+        boolean wantsClaim() {
+            return pauseRequested || claimRequested != null;
+        }
+
+        WakeReason wantedReason() {
+            WakeReason reason = claimRequested;
+            return pauseRequested || reason == null ? WakeReason.INTERVAL : reason;
+        }
+    }
+
+    private void runStage(Stage stage) {
+        try {
+            Handed handed;
+            while ((handed = stage.next()) != null) {
+                try {
+                    publishAndRecordSurviving(stage, handed);
+                } finally {
+                    stage.done();
+                }
+                // Only now, with the slot free and the worker idle if nothing else is queued: the worker replans,
+                // sees a request, or takes a ticket it declined while busy (one claim for both).
+                signal.scheduleChanged();
+
+            }
+        } finally {
+            finished.countDown();
+        }
+    }
+
+    /**
+     * The stage's half of the worker's rules: a failed batch makes the worker pause before its next claim;
+     * a full batch, or one during whose flight a wake-up about new rows came, makes it claim again once the
+     * outcome is written (the worker's own claim since may have started before it and found rows this batch
+     * held back). Requests are flags, so many of them before the worker's next claim ask for one claim.
+     */
+    private void publishAndRecordSurviving(Stage stage, Handed handed) {
+        Cycle cycle;
+        try {
+            Instant now = clock.instant();
+            if (now.plus(settings.leaseRenewalInterval()).isAfter(handed.flight().leaseExpiry())) {
+                // The batch waited so long that its lease has lapsed, or would before the renewer's next turn:
+                // another claimer may own its rows, so it is not published but handed back (the release is
+                // fenced by the lease: it changes only rows still leased to this batch), and claimed again.
+                release(handed.batch().lease(), handed.flight().eventIds());
+                stage.requestClaim(WakeReason.DEADLINE);
+                recovered();
+                return;
+            }
+            startFlight(handed.flight());
+            cycle = publishAndRecord(handed.batch(), handed.flight(), now);
+            recovered();
+        } catch (Throwable e) {
+            // An Error from an adapter while recording: the rows not written stay leased until the lease runs
+            // out; look again then. The stage carries on with the next batch.
+            inFlight.remove(handed.batch().lease());
+            failing("publish-stage", e);
+            deadlines.leaseExpiresAt(handed.flight().leaseExpiry());
+            cycle = Cycle.FAILED;
+        }
+        if (cycle == Cycle.FAILED) {
+            stage.requestPause();
+            if (stage.hasQueued()) {
+                // The batch claimed while this one was out waits for the pause too, as it would have waited to
+                // be claimed in the serial loop: an outage costs one publish per pause.
+                signal.pause(errorPause);
+            }
+        } else if (signal.news() != handed.newsBefore()) {
+            stage.requestClaim(signal.newsReason());
+        } else if (cycle == Cycle.FULL) {
+            stage.requestClaim(WakeReason.FULL_BATCH);
         }
     }
 

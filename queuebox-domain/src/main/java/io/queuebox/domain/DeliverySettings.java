@@ -17,6 +17,16 @@ import java.util.Objects;
  *       (the bootstrap sets {@code hostname-pid}).</li>
  *   <li>{@code batchSize}: the most rows one claim takes, 1 to 100 000. Default 100.</li>
  *   <li>{@code workers}: worker threads that claim and publish in parallel, 1 to 256. Default 4.</li>
+ *   <li>{@code pipelineDepth}: how many batches one worker may have claimed and not yet recorded, 1 to
+ *       {@value #MAX_PIPELINE_DEPTH}. Default {@value #DEFAULT_PIPELINE_DEPTH}, the serial loop (claim, publish, record,
+ *       claim). From 2 the worker claims the next batch while its publish stage publishes the previous one and
+ *       records its outcome, so the claim hides behind the broker confirms. Measured on a 2-core machine with
+ *       the database and brokers local, that gained with one worker and lost with two (docs/performance.md),
+ *       hence the serial default. Since one stage publishes one batch at a
+ *       time, a depth above 2 cannot raise the steady rate (that is {@code 1 / max(claim, publish + record)} per
+ *       worker); it only absorbs a claim slower than usual, at the cost of one more leased batch (rows and
+ *       aggregates held back from other relays) per worker, and, with a store that holds row locks for the
+ *       batch's life, one more database connection per worker. Hence the cap of {@value #MAX_PIPELINE_DEPTH}.</li>
  *   <li>{@code wakeInterval}: the longest an idle worker waits before it claims again: the poll interval
  *       in polling mode, the reconciliation interval when a wake source (capture, insert notifications) wakes
  *       the engine. Default 500 ms.</li>
@@ -46,6 +56,8 @@ public final class DeliverySettings {
     public static final String DEFAULT_OWNER = "queuebox";
     public static final int DEFAULT_BATCH_SIZE = 100;
     public static final int DEFAULT_WORKERS = 4;
+    public static final int DEFAULT_PIPELINE_DEPTH = 1;
+    public static final int MAX_PIPELINE_DEPTH = 4;
     public static final Duration DEFAULT_WAKE_INTERVAL = Duration.ofMillis(500);
     public static final Duration DEFAULT_LEASE_LENGTH = Duration.ofSeconds(5);
     public static final Ordering DEFAULT_ORDERING = Ordering.PER_AGGREGATE;
@@ -61,6 +73,7 @@ public final class DeliverySettings {
     private final String owner;
     private final int batchSize;
     private final int workers;
+    private final int pipelineDepth;
     private final Duration wakeInterval;
     private final Duration fallbackWakeInterval;
     private final Duration leaseLength;
@@ -77,6 +90,7 @@ public final class DeliverySettings {
         owner = b.owner;
         batchSize = b.batchSize;
         workers = b.workers;
+        pipelineDepth = b.pipelineDepth;
         wakeInterval = b.wakeInterval;
         fallbackWakeInterval = b.fallbackWakeInterval == null ? b.wakeInterval : b.fallbackWakeInterval;
         leaseLength = b.leaseLength;
@@ -102,7 +116,8 @@ public final class DeliverySettings {
 
     /** A builder starting from these settings. */
     public Builder toBuilder() {
-        Builder builder = new Builder().owner(owner).batchSize(batchSize).workers(workers).wakeInterval(wakeInterval)
+        Builder builder = new Builder().owner(owner).batchSize(batchSize).workers(workers).pipelineDepth(pipelineDepth)
+                .wakeInterval(wakeInterval)
                 .leaseLength(leaseLength).ordering(ordering).parkingPolicy(parkingPolicy).retryPolicy(retryPolicy)
                 .shutdownDeadline(shutdownDeadline).purgeEnabled(purgeEnabled).purgeRetention(purgeRetention)
                 .purgeInterval(purgeInterval).purgeBatchSize(purgeBatchSize);
@@ -130,6 +145,10 @@ public final class DeliverySettings {
 
     public int workers() {
         return workers;
+    }
+
+    public int pipelineDepth() {
+        return pipelineDepth;
     }
 
     public Duration wakeInterval() {
@@ -179,7 +198,7 @@ public final class DeliverySettings {
     @Override
     public String toString() {
         return "DeliverySettings[owner=" + owner + ", batchSize=" + batchSize + ", workers=" + workers
-                + ", wakeInterval=" + wakeInterval + ", fallbackWakeInterval=" + fallbackWakeInterval + ", leaseLength=" + leaseLength + ", ordering=" + ordering
+                + ", pipelineDepth=" + pipelineDepth + ", wakeInterval=" + wakeInterval + ", fallbackWakeInterval=" + fallbackWakeInterval + ", leaseLength=" + leaseLength + ", ordering=" + ordering
                 + ", parkingPolicy=" + parkingPolicy + ", retryPolicy=" + retryPolicy + ", shutdownDeadline="
                 + shutdownDeadline + ", purgeEnabled=" + purgeEnabled + ", purgeRetention=" + purgeRetention
                 + ", purgeInterval=" + purgeInterval + ", purgeBatchSize=" + purgeBatchSize + "]";
@@ -190,6 +209,7 @@ public final class DeliverySettings {
         private String owner = DEFAULT_OWNER;
         private int batchSize = DEFAULT_BATCH_SIZE;
         private int workers = DEFAULT_WORKERS;
+        private int pipelineDepth = DEFAULT_PIPELINE_DEPTH;
         private Duration wakeInterval = DEFAULT_WAKE_INTERVAL;
         private Duration fallbackWakeInterval;
         private Duration leaseLength = DEFAULT_LEASE_LENGTH;
@@ -220,6 +240,11 @@ public final class DeliverySettings {
 
         public Builder workers(int workers) {
             this.workers = range(workers, 1, 256, "workers");
+            return this;
+        }
+
+        public Builder pipelineDepth(int pipelineDepth) {
+            this.pipelineDepth = range(pipelineDepth, 1, MAX_PIPELINE_DEPTH, "pipelineDepth");
             return this;
         }
 
@@ -320,6 +345,7 @@ public final class DeliverySettings {
     public boolean equals(Object other) {
         return other instanceof DeliverySettings that
                 && owner.equals(that.owner) && batchSize == that.batchSize && workers == that.workers
+                && pipelineDepth == that.pipelineDepth
                 && wakeInterval.equals(that.wakeInterval) && fallbackWakeInterval.equals(that.fallbackWakeInterval)
                 && leaseLength.equals(that.leaseLength)
                 && ordering == that.ordering && parkingPolicy == that.parkingPolicy
@@ -330,7 +356,7 @@ public final class DeliverySettings {
 
     @Override
     public int hashCode() {
-        return Objects.hash(owner, batchSize, workers, wakeInterval, fallbackWakeInterval, leaseLength, ordering, parkingPolicy,
+        return Objects.hash(owner, batchSize, workers, pipelineDepth, wakeInterval, fallbackWakeInterval, leaseLength, ordering, parkingPolicy,
                 retryPolicy, shutdownDeadline, purgeEnabled, purgeRetention, purgeInterval, purgeBatchSize);
     }
 }

@@ -8,7 +8,10 @@ import java.time.Instant;
 import java.util.List;
 import java.util.UUID;
 
-/** A claimed batch whose publish is running: what the lease renewer needs to keep its lease alive. */
+/**
+ * A claimed batch not yet published: waiting for its worker's publish stage or publishing. What the lease renewer
+ * needs to keep its lease alive.
+ */
 final class InFlightBatch {
 
     private final ClaimBatch batch;

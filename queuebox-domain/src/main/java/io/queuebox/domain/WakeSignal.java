@@ -91,6 +91,16 @@ final class WakeSignal {
         }
     }
 
+    /** Takes a pending ticket, if any: the caller is about to claim, which covers the news it brought. */
+    void takeTicket() {
+        lock.lock();
+        try {
+            ticket = false;
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** A deadline was added: waiters recompute their timers. */
     void scheduleChanged() {
         lock.lock();
@@ -135,6 +145,16 @@ final class WakeSignal {
      * counts down across schedule changes, so a new deadline never postpones the interval wake.
      */
     Woken await(long wakesSeen, Duration interval, Planner planner) {
+        return await(wakesSeen, interval, planner, () -> true);
+    }
+
+    /**
+     * {@link #await(long, Duration, Planner)} for a waiter that takes a {@link #wakeOne} ticket only while
+     * {@code takesTickets} answers true (read under this signal's lock): a worker whose batch is still with its
+     * publish stage is busy, so news goes to an idle worker, or waits until a {@link #scheduleChanged} makes
+     * it look again.
+     */
+    Woken await(long wakesSeen, Duration interval, Planner planner, java.util.function.BooleanSupplier takesTickets) {
         lock.lock();
         try {
             long intervalLeft = interval.toNanos();
@@ -146,7 +166,7 @@ final class WakeSignal {
                 if (wakes != wakesSeen) {
                     return new Woken(lastReason, wakes);
                 }
-                if (ticket) {
+                if (ticket && takesTickets.getAsBoolean()) {
                     ticket = false;
                     return new Woken(ticketReason, wakes);
                 }
@@ -157,11 +177,12 @@ final class WakeSignal {
                 }
                 long version = scheduleVersion;
                 long left = delay;
-                while (left > 0 && !shutdown && wakes == wakesSeen && !ticket && version == scheduleVersion) {
+                while (left > 0 && !shutdown && wakes == wakesSeen && !(ticket && takesTickets.getAsBoolean())
+                        && version == scheduleVersion) {
                     left = changed.awaitNanos(left);
                 }
                 intervalLeft -= delay - Math.max(left, 0);
-                if (left <= 0 && !ticket && wakes == wakesSeen) {
+                if (left <= 0 && !(ticket && takesTickets.getAsBoolean()) && wakes == wakesSeen) {
                     return new Woken(wake.reason(), wakes);
                 }
             }

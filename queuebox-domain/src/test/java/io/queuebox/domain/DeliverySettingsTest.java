@@ -19,6 +19,7 @@ class DeliverySettingsTest {
         assertThat(settings.owner()).isEqualTo("queuebox");
         assertThat(settings.batchSize()).isEqualTo(100);
         assertThat(settings.workers()).isEqualTo(4);
+        assertThat(settings.pipelineDepth()).isEqualTo(1);
         assertThat(settings.wakeInterval()).isEqualTo(Duration.ofMillis(500));
         assertThat(settings.leaseLength()).isEqualTo(Duration.ofSeconds(5));
         assertThat(settings.leaseRenewalInterval()).isEqualTo(Duration.ofSeconds(5).dividedBy(3));
@@ -44,7 +45,7 @@ class DeliverySettingsTest {
 
     @Test
     void toBuilderRoundTrips() {
-        DeliverySettings settings = DeliverySettings.builder().owner("x").workers(4).purgeEnabled(false)
+        DeliverySettings settings = DeliverySettings.builder().owner("x").workers(4).pipelineDepth(3).purgeEnabled(false)
                 .shutdownDeadline(Duration.ZERO).purgeRetention(Duration.ZERO).build();
 
         assertThat(settings.toBuilder().build()).isEqualTo(settings).hasSameHashCodeAs(settings);
@@ -59,6 +60,8 @@ class DeliverySettingsTest {
         rejected("batchSize", b -> b.batchSize(100_001));
         rejected("workers", b -> b.workers(0));
         rejected("workers", b -> b.workers(257));
+        rejected("pipelineDepth", b -> b.pipelineDepth(0));
+        rejected("pipelineDepth", b -> b.pipelineDepth(5));
         rejected("wakeInterval", b -> b.wakeInterval(Duration.ZERO));
         rejected("wakeInterval", b -> b.wakeInterval(null));
         rejected("leaseLength", b -> b.leaseLength(Duration.ofMillis(-1)));

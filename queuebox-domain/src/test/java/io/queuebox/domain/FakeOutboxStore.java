@@ -85,6 +85,13 @@ final class FakeOutboxStore implements OutboxStore {
         rows.get(eventId).lease = LeaseToken.random();
     }
 
+    /** Another claimer takes the row with a lease of its own that runs for {@code leaseLength}. */
+    synchronized void stealLease(UUID eventId, Duration leaseLength) {
+        Row row = rows.get(eventId);
+        row.lease = LeaseToken.random();
+        row.leaseUntil = clock.instant().plus(leaseLength);
+    }
+
     synchronized void dueIn(UUID eventId, Duration delay) {
         rows.get(eventId).nextAttemptAt = clock.instant().plus(delay);
     }
@@ -97,12 +104,28 @@ final class FakeOutboxStore implements OutboxStore {
         return rows.values().stream().filter(r -> r.status == status).count();
     }
 
+    /** The most leases holding rows right after a claim: batches claimed and not yet recorded. */
+    final AtomicInteger maxLiveLeases = new AtomicInteger();
+    /** When set, every markSent throws it, as a driver missing a class does. */
+    volatile Error markSentError;
+
     /** When set, every claim throws it, as a driver missing a class does. */
     volatile Error claimError;
+
+    /** When set, a claim waits for it to open (or a few seconds) before it looks at the rows. */
+    volatile java.util.concurrent.CountDownLatch claimGate;
 
     @Override
     public synchronized ClaimBatch claim(ClaimRequest request) {
         claimCalls.incrementAndGet();
+        java.util.concurrent.CountDownLatch gate = claimGate;
+        if (gate != null) {
+            try {
+                gate.await(5, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
         Error error = claimError;
         if (error != null) {
             throw error;
@@ -123,6 +146,9 @@ final class FakeOutboxStore implements OutboxStore {
             claimed.add(new ClaimedDelivery(row.sequence, row.event, row.attempts, lease, row.createdAt));
         }
         claimSizes.add(claimed.size());
+        long live = rows.values().stream().filter(r -> r.status == RowStatus.PENDING && r.lease != null
+                && r.leaseUntil != null && r.leaseUntil.isAfter(now)).map(r -> r.lease).distinct().count();
+        maxLiveLeases.accumulateAndGet((int) live, Math::max);
         return new ClaimBatch(lease, claimed);
     }
 
@@ -138,6 +164,10 @@ final class FakeOutboxStore implements OutboxStore {
 
     @Override
     public synchronized int markSent(LeaseToken lease, Collection<UUID> eventIds) {
+        Error error = markSentError;
+        if (error != null) {
+            throw error;
+        }
         List<Row> owned = owned(lease, eventIds);
         owned.forEach(r -> {
             sentOrder.add(r.event.eventId());

@@ -28,7 +28,7 @@ class PoolsTest {
     @Test
     void deliveryAndCapturePoolsAreSizedFromConfigurationAndReportHikariMetrics() throws Exception {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
-        QueueBoxConfig config = configFor(TestServices.postgresUrl(), "database.pool.maxSize", "7",
+        QueueBoxConfig config = configFor(TestServices.postgresUrl(), "database.pool.maxSize", "7", "outbox.pipelineDepth", "1",
                 "outbox.capture.pool.maxSize", "3");
 
         try (HikariDataSource delivery = Pools.delivery(config, registry);

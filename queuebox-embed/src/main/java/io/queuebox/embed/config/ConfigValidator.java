@@ -151,10 +151,17 @@ final class ConfigValidator {
                     "must be at least outbox.retry.initialMs (" + initial + ")"));
         }
         long workers = longOf(given, Keys.OUTBOX_WORKERS);
+        long depth = longOf(given, Keys.OUTBOX_PIPELINE_DEPTH);
         long pool = longOf(given, Keys.DATABASE_POOL_MAX_SIZE);
-        if (pool < workers + 1) {
+        // With held row locks (outbox.holdRowLocks) every batch a worker has claimed and not yet recorded pins a
+        // connection until its outcome: workers × depth, plus one for the renewer, the purge and the checks. With
+        // leases a worker uses at most two at once (its claim, its stage's outcome writes), so from depth 3 this
+        // asks more than leases need; one rule for both modes keeps it simple, and switching the mode cannot make
+        // a valid configuration starve its pool.
+        if (pool < workers * depth + 1) {
             problems.add(new ConfigProblem(Keys.DATABASE_POOL_MAX_SIZE.name(), Long.toString(pool),
-                    "must be at least outbox.workers + 1 (" + (workers + 1) + "): every worker records outcomes while the loop claims"));
+                    "must be at least outbox.workers × outbox.pipelineDepth + 1 (" + (workers * depth + 1)
+                            + "): every batch a worker has claimed and not yet recorded may hold a connection"));
         }
         long socketTimeout = longOf(given, Keys.DATABASE_SOCKET_TIMEOUT_MS);
         database.socketTimeoutProblem(socketTimeout).ifPresent(problem -> problems.add(

@@ -37,7 +37,7 @@ public final class Keys {
             .doc("File whose content (trailing line break removed) is the database password; wins over database.password."));
     public static final ConfigKey DATABASE_POOL_MAX_SIZE = register(key("database.pool.maxSize", Type.INTEGER)
             .defaultValue(10).range(1, 1000)
-            .doc("Most connections in the delivery pool. Give it at least outbox.workers + 2."));
+            .doc("Most connections in the delivery pool. Give it at least outbox.workers × outbox.pipelineDepth + 2."));
     public static final ConfigKey DATABASE_POOL_CONNECTION_TIMEOUT_MS = register(
             key("database.pool.connectionTimeoutMs", Type.MILLIS).defaultValue(5000).range(250, 600_000)
             .doc("How long a thread waits for a pooled connection before failing."));
@@ -75,6 +75,11 @@ public final class Keys {
     public static final ConfigKey OUTBOX_WORKERS = register(key("outbox.workers", Type.INTEGER)
             .defaultValue(DeliverySettings.DEFAULT_WORKERS).range(1, 256)
             .doc("Publishing workers (threads) in this process."));
+    public static final ConfigKey OUTBOX_PIPELINE_DEPTH = register(key("outbox.pipelineDepth", Type.INTEGER)
+            .defaultValue(DeliverySettings.DEFAULT_PIPELINE_DEPTH).range(1, DeliverySettings.MAX_PIPELINE_DEPTH)
+            .doc("Batches one worker may have claimed and not yet recorded: 1 (the default) is the serial loop; 2 claims"
+                    + " the next batch while a publish thread of the worker publishes the last and records its outcome. Each step"
+                    + " leases one more batch per worker (with outbox.holdRowLocks, holds one more connection)."));
     public static final ConfigKey OUTBOX_LEASE_MS = register(key("outbox.leaseMs", Type.MILLIS)
             .defaultValue(DeliverySettings.DEFAULT_LEASE_LENGTH.toMillis()).range(1000, 3_600_000)
             .doc("How long a claim holds its rows (renewed every third of it while a publish runs); another relay may"

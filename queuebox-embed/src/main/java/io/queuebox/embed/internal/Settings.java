@@ -61,6 +61,7 @@ public final class Settings {
                 .owner(config.optional(Keys.INSTANCE_NAME).orElseGet(Settings::defaultInstanceName))
                 .batchSize(config.integer(Keys.OUTBOX_BATCH_SIZE))
                 .workers(config.integer(Keys.OUTBOX_WORKERS))
+                .pipelineDepth(config.integer(Keys.OUTBOX_PIPELINE_DEPTH))
                 .wakeInterval(config.millis(switch (wakes) {
                     case POLL -> Keys.OUTBOX_POLL_INTERVAL_MS;
                     case NOTIFY -> Keys.WAKE_RECONCILIATION_INTERVAL_MS;

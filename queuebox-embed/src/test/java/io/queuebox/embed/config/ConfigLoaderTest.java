@@ -133,14 +133,15 @@ class ConfigLoaderTest {
                 outbox:
                   batchSize: lots
                   workers: 0
+                  pipelineDepth: 5
                   ordering: random
                   retry:
                     jitter: 1.5
                 """, Map.of("QUEUEBOX_OUTBOX_LEASE_MS", "-1"));
 
         assertThat(problems).extracting(ConfigProblem::key).containsExactlyInAnyOrder(
-                "database.url", "outbox.batchSize", "outbox.workers", "outbox.ordering", "outbox.retry.jitter",
-                "outbox.leaseMs");
+                "database.url", "outbox.batchSize", "outbox.workers", "outbox.pipelineDepth", "outbox.ordering",
+                "outbox.retry.jitter", "outbox.leaseMs");
         assertThat(problems).filteredOn(p -> p.key().equals("outbox.ordering")).singleElement()
                 .satisfies(p -> {
                     assertThat(p.value()).isEqualTo("random");
@@ -148,6 +149,29 @@ class ConfigLoaderTest {
                 });
         assertThat(problems).filteredOn(p -> p.key().equals("outbox.workers")).singleElement()
                 .satisfies(p -> assertThat(p.problem()).contains("from 1 to 256"));
+        assertThat(problems).filteredOn(p -> p.key().equals("outbox.pipelineDepth")).singleElement()
+                .satisfies(p -> {
+                    assertThat(p.value()).isEqualTo("5");
+                    assertThat(p.problem()).contains("from 1 to 4");
+                });
+    }
+
+    @Test
+    void thePoolMustCoverEveryBatchEveryWorkerMayHaveOut() throws IOException {
+        String yaml = MINIMAL + """
+                outbox:
+                  workers: 3
+                  pipelineDepth: %d
+                """;
+        Map<String, String> pool = Map.of("QUEUEBOX_DATABASE_POOL_MAX_SIZE", "8");
+
+        assertThat(load(yaml.formatted(2), pool).integer(Keys.OUTBOX_PIPELINE_DEPTH)).as("3 x 2 + 1 = 7 <= 8")
+                .isEqualTo(2);
+        assertThat(problemsOf(yaml.formatted(3), pool)).singleElement().satisfies(p -> {
+            assertThat(p.key()).isEqualTo("database.pool.maxSize");
+            assertThat(p.value()).isEqualTo("8");
+            assertThat(p.problem()).contains("outbox.workers × outbox.pipelineDepth + 1 (10)");
+        });
     }
 
     @Test

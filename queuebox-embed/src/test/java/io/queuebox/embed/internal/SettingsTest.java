@@ -31,7 +31,7 @@ class SettingsTest {
     @Test
     void deliverySettingsFollowTheConfiguration() {
         DeliverySettings settings = Settings.delivery(config(
-                "outbox.batchSize", "50", "outbox.workers", "3", "outbox.pollIntervalMs", "250",
+                "outbox.batchSize", "50", "outbox.workers", "3", "outbox.pipelineDepth", "1", "outbox.pollIntervalMs", "250",
                 "outbox.leaseMs", "10000", "outbox.ordering", "none", "outbox.parking", "continue-aggregate",
                 "outbox.retry.initialMs", "200", "outbox.retry.maxMs", "60000", "outbox.retry.maxAttempts", "7",
                 "outbox.retry.multiplier", "3", "outbox.retry.jitter", "0", "shutdown.deadlineMs", "9000",
@@ -40,6 +40,7 @@ class SettingsTest {
         assertThat(settings.owner()).isEqualTo("relay-a");
         assertThat(settings.batchSize()).isEqualTo(50);
         assertThat(settings.workers()).isEqualTo(3);
+        assertThat(settings.pipelineDepth()).isEqualTo(1);
         assertThat(settings.wakeInterval()).isEqualTo(Duration.ofMillis(250));
         assertThat(settings.leaseLength()).isEqualTo(Duration.ofSeconds(10));
         assertThat(settings.ordering()).isEqualTo(Ordering.NONE);
