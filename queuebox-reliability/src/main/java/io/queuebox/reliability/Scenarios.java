@@ -44,14 +44,25 @@ final class Scenarios {
         all.put("lease-expiry", Scenarios::leaseExpiry);
         all.put("kill-9-held-locks", (bed, form) -> killDuringPublish(bed, form, true));
         all.put("kill-9-leased", (bed, form) -> killDuringPublish(bed, form, false));
+        all.put("kill-9-pipelined", (bed, form) -> kills(bed, form, "kill-9-pipelined", PIPELINED));
+        all.put("four-relays-pipelined", (bed, form) -> fourRelays(bed, form, "four-relays-pipelined", PIPELINED));
         all.put("capture-faults", CaptureScenario::run);
         return all;
     }
 
+    /** Pipelined workers ({@code outbox.pipelineDepth} 2): a worker claims its next batch while the last one publishes. */
+    private static final Map<String, String> PIPELINED = Map.of("outbox.pipelineDepth", "2");
+
     /** 1: SIGKILL at random moments, restarted each time. */
     static Trial.Outcome kills(Bed bed, Form form) throws Exception {
-        try (Trial trial = new Trial(bed, "kill-9", "rabbitmq")) {
-            Map<String, String> config = Map.of("outbox.leaseMs", "5000");
+        return kills(bed, form, "kill-9", Map.of());
+    }
+
+    /** 1 with extra relay configuration (the pipelined variant kills relays with two batches out per worker). */
+    static Trial.Outcome kills(Bed bed, Form form, String name, Map<String, String> extra) throws Exception {
+        try (Trial trial = new Trial(bed, name, "rabbitmq")) {
+            Map<String, String> config = new java.util.HashMap<>(extra);
+            config.put("outbox.leaseMs", "5000");
             trial.produce(workload(form.transactionsPerSecond(), 1));
             if (form.killEvents() > 0) {
                 trial.producer().stopAfter(form.killEvents());
@@ -133,9 +144,14 @@ final class Scenarios {
 
     /** 4: four relays on one table, no faults: no event may be sent twice. */
     static Trial.Outcome fourRelays(Bed bed, Form form) throws Exception {
-        try (Trial trial = new Trial(bed, "four-relays", "kafka")) {
+        return fourRelays(bed, form, "four-relays", Map.of());
+    }
+
+    /** 4 with extra relay configuration. */
+    static Trial.Outcome fourRelays(Bed bed, Form form, String name, Map<String, String> extra) throws Exception {
+        try (Trial trial = new Trial(bed, name, "kafka")) {
             for (int i = 0; i < 4; i++) {
-                trial.startRelay(Map.of());
+                trial.startRelay(extra);
             }
             trial.produce(workload(form.transactionsPerSecond() * 2, 5));
             Thread.sleep(form.steady().toMillis() * 3);
