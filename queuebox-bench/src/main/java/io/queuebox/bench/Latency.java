@@ -127,8 +127,19 @@ final class Latency {
             List<Map<String, Object>> steady = new ArrayList<>();
             for (int rate : rates) {
                 Runnable afterCommit = mode.equals("after-commit") ? relay::wake : () -> { };
-                steady.add(Steady.run((String) result.get("system"), rate, warmup, measure, () -> session(afterCommit),
-                        Map.of("consumed", consumed), out).get("consumed"));
+                long claims0 = relay.claims.get();
+                long empty0 = relay.emptyClaims.get();
+                Map<String, Object> row = Steady.run((String) result.get("system"), rate, warmup, measure,
+                        () -> session(afterCommit), Map.of("consumed", consumed), out).get("consumed");
+                // Claims over the warm-up and the measured seconds: the share that found nothing (a wake-up whose
+                // rows another worker had taken, or a poll of an empty table).
+                long claims = relay.claims.get() - claims0;
+                long empty = relay.emptyClaims.get() - empty0;
+                row.put("claims", claims);
+                row.put("emptyClaims", empty);
+                row.put("emptyClaimsPercent", claims == 0 ? null : round(100.0 * empty / claims, 1));
+                out.printf("      claims %d, empty %d (%.1f %%)%n", claims, empty, claims == 0 ? 0.0 : 100.0 * empty / claims);
+                steady.add(row);
             }
             result.put("steady", steady);
             if (supervisor != null) {
