@@ -141,11 +141,7 @@ class PostgresHeldClaimReview2Test {
      */
     @Test
     void aClaimWhoseLastRoundOutlivesTheLeaseDoesNotHandOutRowsItNoLongerHolds() {
-        db.execute("CREATE FUNCTION \"" + settings.schema() + "\".slow_park() RETURNS trigger LANGUAGE plpgsql AS $$"
-                + " BEGIN IF NEW.status = 'parked' AND NEW.event_type = 'SlowToPark' THEN PERFORM pg_sleep(2); END IF;"
-                + " RETURN NEW; END $$");
-        db.execute("CREATE TRIGGER slow_park BEFORE UPDATE ON " + settings.qualifiedTable()
-                + " FOR EACH ROW EXECUTE FUNCTION \"" + settings.schema() + "\".slow_park()");
+        parkingSlowly();
         UUID d1 = db.insertRow(settings, "d", "OrderPlaced", "{}");
         db.insertRow(settings, "u1", "OrderPlaced", "[1]"); // undeliverable
         db.insertRow(settings, "u2", "SlowToPark", "[1]"); // undeliverable, and its parking outlasts the lease
@@ -169,11 +165,7 @@ class PostgresHeldClaimReview2Test {
      */
     @Test
     void aClaimThatOnlyParkedWhileTheDatabaseEndedItsTransactionAnswersAnEmptyBatch() {
-        db.execute("CREATE FUNCTION \"" + settings.schema() + "\".slow_park() RETURNS trigger LANGUAGE plpgsql AS $$"
-                + " BEGIN IF NEW.status = 'parked' AND NEW.event_type = 'SlowToPark' THEN PERFORM pg_sleep(2); END IF;"
-                + " RETURN NEW; END $$");
-        db.execute("CREATE TRIGGER slow_park BEFORE UPDATE ON " + settings.qualifiedTable()
-                + " FOR EACH ROW EXECUTE FUNCTION \"" + settings.schema() + "\".slow_park()");
+        parkingSlowly();
         UUID u = db.insertRow(settings, "u", "SlowToPark", "[1]"); // undeliverable, and its parking outlasts the lease
         ClaimRequest request = new ClaimRequest("relay", 10, Duration.ofSeconds(1), Ordering.PER_AGGREGATE,
                 ParkingPolicy.HOLD_AGGREGATE);
@@ -182,6 +174,15 @@ class PostgresHeldClaimReview2Test {
 
         assertThat(batch.deliveries()).isEmpty();
         assertThat(store.parked(ReplaySelector.allParked(), 10)).extracting(p -> p.event().eventId()).containsExactly(u);
+    }
+
+    /** Parking a row of type SlowToPark takes 2 s, longer than the 1 s leases of the tests that use it. */
+    private void parkingSlowly() {
+        db.execute("CREATE FUNCTION \"" + settings.schema() + "\".slow_park() RETURNS trigger LANGUAGE plpgsql AS $$"
+                + " BEGIN IF NEW.status = 'parked' AND NEW.event_type = 'SlowToPark' THEN PERFORM pg_sleep(2); END IF;"
+                + " RETURN NEW; END $$");
+        db.execute("CREATE TRIGGER slow_park BEFORE UPDATE ON " + settings.qualifiedTable()
+                + " FOR EACH ROW EXECUTE FUNCTION \"" + settings.schema() + "\".slow_park()");
     }
 
     private static ClaimRequest continueAggregate() {

@@ -19,7 +19,6 @@ import io.queuebox.ports.Reschedule;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Optional;
@@ -39,29 +38,24 @@ import org.junit.jupiter.api.Test;
  */
 class DeliveryEnginePipelineReviewTest {
 
-    private static final Duration SOON = Duration.ofSeconds(3);
-    private static final Duration LONG_INTERVAL = Duration.ofSeconds(30);
-    private static final RetryPolicy QUICK_RETRIES = RetryPolicy.builder().initialDelay(Duration.ofMillis(20))
-            .maxDelay(Duration.ofMillis(100)).jitter(0.0).build();
+    private static final Duration SOON = EngineHarness.SOON;
+    private static final Duration LONG_INTERVAL = EngineHarness.LONG_INTERVAL;
+    private static final RetryPolicy QUICK_RETRIES = EngineHarness.QUICK_RETRIES;
 
     private final FakeOutboxStore fake = new FakeOutboxStore(Clock.systemUTC());
     private final HookedStore store = new HookedStore(fake);
     private final FakePublisher publisher = new FakePublisher();
     private final RecordingListener listener = new RecordingListener();
-    private final List<DeliveryEngine> engines = new ArrayList<>();
+    private final EngineHarness engines = new EngineHarness();
     private final List<CountDownLatch> gates = new CopyOnWriteArrayList<>();
 
     @AfterEach
     void stopEngines() {
         gates.forEach(CountDownLatch::countDown);
-        CountDownLatch gate = publisher.gate;
-        if (gate != null) {
-            gate.countDown();
-        }
         store.markSentGate = null;
         store.releaseGate = null;
         store.releaseError = null;
-        engines.forEach(engine -> engine.stop(Duration.ofSeconds(2)));
+        engines.stopAll(publisher);
     }
 
     private CountDownLatch gate() {
@@ -71,16 +65,11 @@ class DeliveryEnginePipelineReviewTest {
     }
 
     private static DeliverySettings.Builder settings(int depth) {
-        return DeliverySettings.builder().workers(1).pipelineDepth(depth).wakeInterval(LONG_INTERVAL)
-                .retryPolicy(QUICK_RETRIES).purgeEnabled(false).shutdownDeadline(Duration.ofSeconds(1));
+        return EngineHarness.oneWorker(depth, LONG_INTERVAL);
     }
 
     private DeliveryEngine started(DeliverySettings.Builder settings) {
-        DeliveryEngine engine = DeliveryEngine.builder().store(store).publisher(publisher).listener(listener)
-                .settings(settings.build()).build();
-        engines.add(engine);
-        engine.start();
-        return engine;
+        return engines.start(DeliveryEngine.builder(), store, publisher, listener, settings);
     }
 
     private UUID oneEventOf(String aggregate) {

@@ -32,36 +32,26 @@ import org.junit.jupiter.params.provider.ValueSource;
 /** The pipelined loop: a worker claims the next batch while its publish stage publishes and records the last. */
 class DeliveryEnginePipelineTest {
 
-    private static final Duration SOON = Duration.ofSeconds(3);
-    private static final Duration LONG_INTERVAL = Duration.ofSeconds(30);
-    private static final RetryPolicy QUICK_RETRIES = RetryPolicy.builder().initialDelay(Duration.ofMillis(20))
-            .maxDelay(Duration.ofMillis(100)).jitter(0.0).build();
+    private static final Duration SOON = EngineHarness.SOON;
+    private static final Duration LONG_INTERVAL = EngineHarness.LONG_INTERVAL;
+    private static final RetryPolicy QUICK_RETRIES = EngineHarness.QUICK_RETRIES;
 
     private final FakeOutboxStore store = new FakeOutboxStore(Clock.systemUTC());
     private final FakePublisher publisher = new FakePublisher();
     private final RecordingListener listener = new RecordingListener();
-    private final List<DeliveryEngine> engines = new ArrayList<>();
+    private final EngineHarness engines = new EngineHarness();
 
     @AfterEach
     void stopEngines() {
-        CountDownLatch gate = publisher.gate;
-        if (gate != null) {
-            gate.countDown();
-        }
-        engines.forEach(engine -> engine.stop(Duration.ofSeconds(2)));
+        engines.stopAll(publisher);
     }
 
     private static DeliverySettings.Builder settings(int depth) {
-        return DeliverySettings.builder().workers(1).pipelineDepth(depth).wakeInterval(LONG_INTERVAL)
-                .retryPolicy(QUICK_RETRIES).purgeEnabled(false).shutdownDeadline(Duration.ofSeconds(1));
+        return EngineHarness.oneWorker(depth, LONG_INTERVAL);
     }
 
     private DeliveryEngine started(DeliverySettings.Builder settings) {
-        DeliveryEngine engine = DeliveryEngine.builder().store(store).publisher(publisher).listener(listener)
-                .settings(settings.build()).build();
-        engines.add(engine);
-        engine.start();
-        return engine;
+        return engines.start(DeliveryEngine.builder(), store, publisher, listener, settings);
     }
 
     private List<OutboxEvent> eventsOf(AggregateRef aggregate, int count) {

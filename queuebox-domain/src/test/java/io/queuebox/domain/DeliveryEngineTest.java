@@ -33,23 +33,18 @@ import org.junit.jupiter.api.Test;
 
 class DeliveryEngineTest {
 
-    private static final Duration SOON = Duration.ofSeconds(3);
-    private static final Duration LONG_INTERVAL = Duration.ofSeconds(30);
-    private static final RetryPolicy QUICK_RETRIES = RetryPolicy.builder().initialDelay(Duration.ofMillis(20))
-            .maxDelay(Duration.ofMillis(100)).jitter(0.0).build();
+    private static final Duration SOON = EngineHarness.SOON;
+    private static final Duration LONG_INTERVAL = EngineHarness.LONG_INTERVAL;
+    private static final RetryPolicy QUICK_RETRIES = EngineHarness.QUICK_RETRIES;
 
     private final FakeOutboxStore store = new FakeOutboxStore(Clock.systemUTC());
     private final FakePublisher publisher = new FakePublisher();
     private final RecordingListener listener = new RecordingListener();
-    private final List<DeliveryEngine> engines = new ArrayList<>();
+    private final EngineHarness engines = new EngineHarness();
 
     @AfterEach
     void stopEngines() {
-        CountDownLatch gate = publisher.gate;
-        if (gate != null) {
-            gate.countDown();
-        }
-        engines.forEach(engine -> engine.stop(Duration.ofSeconds(2)));
+        engines.stopAll(publisher);
     }
 
     /** The pipeline depth every test runs at unless it says otherwise; DeliveryEnginePipelinedTest runs them at 2. */
@@ -59,8 +54,7 @@ class DeliveryEngineTest {
 
     /** One worker unless a test says otherwise: the tests count the claims of one claimer. */
     private DeliverySettings.Builder settings() {
-        return DeliverySettings.builder().workers(1).pipelineDepth(depth()).wakeInterval(Duration.ofMillis(50))
-                .retryPolicy(QUICK_RETRIES).purgeEnabled(false).shutdownDeadline(Duration.ofSeconds(1));
+        return EngineHarness.oneWorker(depth(), Duration.ofMillis(50));
     }
 
     private DeliveryEngine started(DeliverySettings.Builder settings) {
@@ -68,11 +62,7 @@ class DeliveryEngineTest {
     }
 
     private DeliveryEngine started(DeliverySettings.Builder settings, DeliveryEngine.Builder builder) {
-        DeliveryEngine engine = builder.store(store).publisher(publisher).listener(listener)
-                .settings(settings.build()).build();
-        engines.add(engine);
-        engine.start();
-        return engine;
+        return engines.start(builder, store, publisher, listener, settings);
     }
 
     private List<OutboxEvent> eventsOf(AggregateRef aggregate, int count) {
@@ -310,8 +300,7 @@ class DeliveryEngineTest {
                     }
                 })
                 .build();
-        engines.add(engine);
-        engine.start();
+        engines.start(engine);
 
         awaitAllSent(10);
         assertThat(publisher.attempted).as("each event published once: no acked batch was taken for a failure")
@@ -357,8 +346,7 @@ class DeliveryEngineTest {
 
         DeliveryEngine engine = DeliveryEngine.builder().store(store).publisher(publisher).listener(throwing)
                 .settings(settings().build()).build();
-        engines.add(engine);
-        engine.start();
+        engines.start(engine);
 
         awaitAllSent(2);
     }
@@ -682,7 +670,7 @@ class DeliveryEngineTest {
     void lifecycle() {
         DeliveryEngine engine = DeliveryEngine.builder().store(store).publisher(publisher)
                 .settings(settings().build()).build();
-        engines.add(engine);
+        engines.remember(engine);
         assertThat(engine.isRunning()).isFalse();
 
         engine.start();
