@@ -237,6 +237,13 @@ final class HeldClaim {
                 .map(HeldClaim::remaining).min(Duration::compareTo);
     }
 
+    /** Ends every held claim of this process on {@code table}: each rolls back and gives its connection back. */
+    static void abortAll(String table) {
+        for (HeldClaim claim : List.copyOf(LIVE.getOrDefault(table, Set.of()))) {
+            claim.abort();
+        }
+    }
+
     /**
      * Whether a failure means the claim's transaction is gone: the connection is (class 08), SQL Server chose it
      * as a deadlock victim and rolled it back (40001), or {@link TransactionGone}.
