@@ -72,9 +72,13 @@ enum SqlServerStatements {
             + " OUTPUT " + Columns.inserted() + ";"),
 
     /**
-     * The per-aggregate claim of {@code outbox.holdRowLocks}: the same choice as {@link #CLAIM_ORDERED}, in the
+     * The per-aggregate claim of {@code outbox.holdRowLocks}: the choice of {@link #CLAIM_ORDERED}, in the
      * transaction the store keeps open (no BEGIN or COMMIT here), and no lease written: the update locks the
-     * candidates' read takes are the claim, and the rows are read back in sequence order.
+     * candidates' read takes are the claim, and the rows are read back in sequence order. A row held this way
+     * carries no lease, so the first step cannot see from its columns that it holds its later siblings back; it
+     * probes the earliest pending earlier sibling instead ({@link Held#HEAD_NOT_HELD_ELSEWHERE}), so that the
+     * scan goes past an aggregate whose head another claim holds rather than filling the batch with its tail
+     * (which the gaps step would then drop, leaving the batch empty).
      *
      * <p>Why the per-aggregate rule holds with nothing written on the rows: a row another held claim locks is
      * skipped by READPAST, so it is never a candidate; the NOLOCK sibling checks still see it as it is (pending),
@@ -99,6 +103,7 @@ enum SqlServerStatements {
             + " WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.seq < o.seq"
             + " AND ((e.status = 'pending' AND (e.next_attempt_at > @now OR e.lease_until > @now))"
             + " OR (e.status = 'parked' AND @parkedHolds = 1)))"
+            + Held.HEAD_NOT_HELD_ELSEWHERE
             + " ORDER BY o.seq;"
             + " DELETE c FROM @candidates c WHERE EXISTS (SELECT 1 FROM {table} e WITH (NOLOCK)"
             + " WHERE e.aggregate_type = c.aggregate_type AND e.aggregate_id = c.aggregate_id AND e.seq < c.seq"
@@ -328,6 +333,28 @@ enum SqlServerStatements {
                 + " WHERE o.status = 'pending'";
 
         private Fenced() {
+        }
+    }
+
+    /** Pieces of the held claims. */
+    static final class Held {
+        /**
+         * The candidate {@code o} is not behind an earliest pending earlier sibling that another transaction locks.
+         * The sibling is found as it is (NOLOCK) and then probed by its key {@code WITH (UPDLOCK, ROWLOCK,
+         * READPAST)}: a row another claim (or an uncommitted insert or outcome) locks is skipped, so the probe
+         * finds nothing and the candidate is left out. A free sibling is locked by the probe, as the scan locks it
+         * anyway when it is ready (it comes first in sequence order); this transaction's own locks never hide a
+         * row from it. One lookup and one key probe per row scanned: O(rows), not O(rows × siblings). The gaps
+         * step stays the guarantee; this only keeps a held head's tail out of the batch.
+         */
+        static final String HEAD_NOT_HELD_ELSEWHERE = " AND NOT EXISTS (SELECT 1 FROM (SELECT TOP (1) h.event_id"
+                + " FROM {table} h WITH (NOLOCK)"
+                + " WHERE h.aggregate_type = o.aggregate_type AND h.aggregate_id = o.aggregate_id AND h.seq < o.seq"
+                + " AND h.status = 'pending' ORDER BY h.seq) head"
+                + " WHERE NOT EXISTS (SELECT 1 FROM {table} x WITH (UPDLOCK, ROWLOCK, READPAST)"
+                + " WHERE x.event_id = head.event_id))";
+
+        private Held() {
         }
     }
 

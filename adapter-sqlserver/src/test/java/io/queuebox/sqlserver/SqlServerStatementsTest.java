@@ -116,15 +116,21 @@ class SqlServerStatementsTest {
     }
 
     /**
-     * The held ordered claim chooses exactly as the leased one (the same text from the locking read to the gaps
-     * step), runs in the transaction the store keeps open, and writes nothing on the rows.
+     * The held ordered claim chooses as the leased one (the same locking read and gaps step), and probes the head
+     * of each candidate's aggregate for a lock another claim holds (a held row has no lease to show it); it runs
+     * in the transaction the store keeps open, and writes nothing on the rows.
      */
     @Test
     void theHeldOrderedClaimChoosesAsTheLeasedOneAndWritesNoLease() {
         String leased = SqlServerStatements.CLAIM_ORDERED.render(SETTINGS);
         String held = SqlServerStatements.CLAIM_ORDERED_HELD.render(SETTINGS);
-        String choice = leased.substring(leased.indexOf("INSERT INTO @candidates"), leased.indexOf(" UPDATE u SET"));
-        assertThat(held).contains(choice)
+        String firstStep = leased.substring(leased.indexOf("INSERT INTO @candidates"), leased.indexOf(" ORDER BY o.seq;"));
+        String gaps = leased.substring(leased.indexOf(" DELETE c FROM @candidates"), leased.indexOf(" UPDATE u SET"));
+        assertThat(held).contains(firstStep + SqlServerStatements.Held.HEAD_NOT_HELD_ELSEWHERE.replace("{table}", TABLE)
+                        + " ORDER BY o.seq;" + gaps)
+                .contains(" FROM " + TABLE + " h WITH (NOLOCK)")
+                .contains(" AND h.status = 'pending' ORDER BY h.seq) head WHERE NOT EXISTS (SELECT 1 FROM " + TABLE
+                        + " x WITH (UPDLOCK, ROWLOCK, READPAST) WHERE x.event_id = head.event_id))")
                 .contains("FROM " + TABLE + " o WITH (UPDLOCK, ROWLOCK, READPAST)")
                 .contains("DELETE c FROM @candidates c WHERE EXISTS (SELECT 1 FROM " + TABLE + " e WITH (NOLOCK)")
                 .endsWith(" SELECT o.seq, o.event_id, o.aggregate_type, o.aggregate_id, o.event_type, o.destination,"
