@@ -73,8 +73,9 @@ enum SqlServerStatements {
 
     /**
      * The per-aggregate claim of {@code outbox.holdRowLocks}: the choice of {@link #CLAIM_ORDERED}, in the
-     * transaction the store keeps open (no BEGIN or COMMIT here), and no lease written: the update locks the
-     * candidates' read takes are the claim, and the rows are read back in sequence order. A row held this way
+     * transaction the store keeps open (no BEGIN or COMMIT here), and no lease written: the update locks are the
+     * claim, taken by the candidates' read and again by primary key ({@link Held#LOCK_BY_KEY}), and the rows are
+     * read back in sequence order. A row held this way
      * carries no lease, so the first step cannot see from its columns that it holds its later siblings back; it
      * probes the earliest pending earlier sibling instead ({@link Held#HEAD_NOT_HELD_ELSEWHERE}), so that the
      * scan goes past an aggregate whose head another claim holds rather than filling the batch with its tail
@@ -93,7 +94,7 @@ enum SqlServerStatements {
             + " DECLARE @maxRows int = :maxRows, @parkedHolds bit = :parkedHolds;"
             + " DECLARE @now datetime2(7) = SYSUTCDATETIME();"
             + " DECLARE @candidates TABLE (event_id uniqueidentifier NOT NULL PRIMARY KEY, seq bigint NOT NULL,"
-            + " aggregate_type nvarchar(255) NOT NULL, aggregate_id nvarchar(255) NOT NULL);"
+            + " aggregate_type nvarchar(255) NOT NULL, aggregate_id nvarchar(255) NOT NULL, locked bit NOT NULL DEFAULT 0);"
             + " INSERT INTO @candidates (event_id, seq, aggregate_type, aggregate_id)"
             + " SELECT TOP (@maxRows) o.event_id, o.seq, o.aggregate_type, o.aggregate_id"
             + " FROM {table} o WITH (UPDLOCK, ROWLOCK, READPAST)"
@@ -109,6 +110,7 @@ enum SqlServerStatements {
             + " WHERE e.aggregate_type = c.aggregate_type AND e.aggregate_id = c.aggregate_id AND e.seq < c.seq"
             + " AND (e.status = 'pending' OR (e.status = 'parked' AND @parkedHolds = 1))"
             + " AND NOT EXISTS (SELECT 1 FROM @candidates x WHERE x.event_id = e.event_id));"
+            + Held.LOCK_BY_KEY
             + " SELECT " + Columns.of("o") + " FROM @candidates c JOIN {table} o WITH (FORCESEEK)"
             + " ON o.event_id = c.event_id ORDER BY o.seq;"),
 
@@ -353,6 +355,21 @@ enum SqlServerStatements {
                 + " AND h.status = 'pending' ORDER BY h.seq) head"
                 + " WHERE NOT EXISTS (SELECT 1 FROM {table} x WITH (UPDLOCK, ROWLOCK, READPAST)"
                 + " WHERE x.event_id = head.event_id))";
+
+        /**
+         * The candidates locked again by their primary key, and each aggregate cut at its first candidate that
+         * cannot be. The first step's scan may lock only the keys of the index it reads (the filtered pending
+         * index covers it), while the outcomes, the probe and another claimer whose plan reads another index reach
+         * a row by its primary key: with the row's clustered key locked too, every claimer sees every held row
+         * wherever it looks, whatever plan it runs. A candidate another transaction locks there (its probe, or a
+         * claim through another index) is skipped, and it and the later candidates of its aggregate are dropped
+         * (they stay locked until this claim ends, and are not handed out).
+         */
+        static final String LOCK_BY_KEY = " UPDATE c SET locked = 1 FROM @candidates c"
+                + " JOIN {table} o WITH (UPDLOCK, ROWLOCK, READPAST, FORCESEEK) ON o.event_id = c.event_id"
+                + " WHERE o.status = 'pending';"
+                + " DELETE c FROM @candidates c WHERE EXISTS (SELECT 1 FROM @candidates u WHERE u.locked = 0"
+                + " AND u.aggregate_type = c.aggregate_type AND u.aggregate_id = c.aggregate_id AND u.seq <= c.seq);";
 
         private Held() {
         }

@@ -127,7 +127,14 @@ class SqlServerStatementsTest {
         String firstStep = leased.substring(leased.indexOf("INSERT INTO @candidates"), leased.indexOf(" ORDER BY o.seq;"));
         String gaps = leased.substring(leased.indexOf(" DELETE c FROM @candidates"), leased.indexOf(" UPDATE u SET"));
         assertThat(held).contains(firstStep + SqlServerStatements.Held.HEAD_NOT_HELD_ELSEWHERE.replace("{table}", TABLE)
-                        + " ORDER BY o.seq;" + gaps)
+                        + " ORDER BY o.seq;" + gaps + SqlServerStatements.Held.LOCK_BY_KEY.replace("{table}", TABLE)
+                        + " SELECT ")
+                .contains(" UPDATE c SET locked = 1 FROM @candidates c JOIN " + TABLE
+                        + " o WITH (UPDLOCK, ROWLOCK, READPAST, FORCESEEK) ON o.event_id = c.event_id"
+                        + " WHERE o.status = 'pending';")
+                .contains(" DELETE c FROM @candidates c WHERE EXISTS (SELECT 1 FROM @candidates u WHERE u.locked = 0"
+                        + " AND u.aggregate_type = c.aggregate_type AND u.aggregate_id = c.aggregate_id"
+                        + " AND u.seq <= c.seq);")
                 .contains(" FROM " + TABLE + " h WITH (NOLOCK)")
                 .contains(" AND h.status = 'pending' ORDER BY h.seq) head WHERE NOT EXISTS (SELECT 1 FROM " + TABLE
                         + " x WITH (UPDLOCK, ROWLOCK, READPAST) WHERE x.event_id = head.event_id))")
@@ -137,8 +144,10 @@ class SqlServerStatementsTest {
                         + " o.payload, o.content_type, o.headers, o.created_at, o.attempts, o.last_error"
                         + " FROM @candidates c JOIN " + TABLE + " o WITH (FORCESEEK) ON o.event_id = c.event_id"
                         + " ORDER BY o.seq;");
-        assertThat(held).doesNotContain("BEGIN TRANSACTION", "COMMIT", "ROLLBACK", "UPDATE", "OUTPUT", ":token",
+        assertThat(held).doesNotContain("BEGIN TRANSACTION", "COMMIT", "ROLLBACK", "OUTPUT", ":token",
                 ":owner", "lease_token =", "lease_until =", "@leaseSeconds", "SNAPSHOT", "READ COMMITTED");
+        assertThat(held.split("UPDATE ", -1)).as("the only UPDATE writes the table variable").hasSize(2);
+        assertThat(held).doesNotContainPattern("UPDATE (u|o|\\[Sales])");
         List<String> siblingReads = new ArrayList<>();
         Matcher reads = Pattern.compile(Pattern.quote(TABLE) + " e WITH \\(([A-Z, ]+)\\)").matcher(held);
         while (reads.find()) {
