@@ -342,8 +342,8 @@ enum SqlServerStatements {
     static final class Held {
         /**
          * The candidate {@code o} is not behind an earliest pending earlier sibling that another transaction locks.
-         * The sibling is found as it is (NOLOCK) and then probed by its key {@code WITH (UPDLOCK, ROWLOCK,
-         * READPAST)}: a row another claim (or an uncommitted insert or outcome) locks is skipped, so the probe
+         * The sibling is found as it is (NOLOCK) and then probed through its primary key {@code WITH (UPDLOCK,
+         * ROWLOCK, READPAST, FORCESEEK)}, where {@link #LOCK_BY_KEY} locks every held row: a row another claim (or an uncommitted insert or outcome) locks is skipped, so the probe
          * finds nothing and the candidate is left out. A free sibling is locked by the probe, as the scan locks it
          * anyway when it is ready (it comes first in sequence order); this transaction's own locks never hide a
          * row from it. One lookup and one key probe per row scanned: O(rows), not O(rows × siblings). The gaps
@@ -353,15 +353,16 @@ enum SqlServerStatements {
                 + " FROM {table} h WITH (NOLOCK)"
                 + " WHERE h.aggregate_type = o.aggregate_type AND h.aggregate_id = o.aggregate_id AND h.seq < o.seq"
                 + " AND h.status = 'pending' ORDER BY h.seq) head"
-                + " WHERE NOT EXISTS (SELECT 1 FROM {table} x WITH (UPDLOCK, ROWLOCK, READPAST)"
+                + " WHERE NOT EXISTS (SELECT 1 FROM {table} x WITH (UPDLOCK, ROWLOCK, READPAST, FORCESEEK)"
                 + " WHERE x.event_id = head.event_id))";
 
         /**
-         * The candidates locked again by their primary key, and each aggregate cut at its first candidate that
-         * cannot be. The first step's scan may lock only the keys of the index it reads (the filtered pending
-         * index covers it), while the outcomes, the probe and another claimer whose plan reads another index reach
-         * a row by its primary key: with the row's clustered key locked too, every claimer sees every held row
-         * wherever it looks, whatever plan it runs. A candidate another transaction locks there (its probe, or a
+         * The candidates locked again through their primary key ({@code event_id}, with the lookup into the
+         * clustered {@code seq} index that reading {@code status} takes), and each aggregate cut at its first
+         * candidate that cannot be. The first step's scan may lock only the keys of the index it reads (the
+         * filtered pending index covers it), while the probe and the outcomes reach a row through its primary key,
+         * and another claimer's plan may read yet another index: with the primary key and clustered keys locked
+         * too, every claimer meets every held row's lock where it looks. A candidate another transaction locks there (its probe, or a
          * claim through another index) is skipped, and it and the later candidates of its aggregate are dropped
          * (they stay locked until this claim ends, and are not handed out).
          */

@@ -137,7 +137,7 @@ class SqlServerStatementsTest {
                         + " AND u.seq <= c.seq);")
                 .contains(" FROM " + TABLE + " h WITH (NOLOCK)")
                 .contains(" AND h.status = 'pending' ORDER BY h.seq) head WHERE NOT EXISTS (SELECT 1 FROM " + TABLE
-                        + " x WITH (UPDLOCK, ROWLOCK, READPAST) WHERE x.event_id = head.event_id))")
+                        + " x WITH (UPDLOCK, ROWLOCK, READPAST, FORCESEEK) WHERE x.event_id = head.event_id))")
                 .contains("FROM " + TABLE + " o WITH (UPDLOCK, ROWLOCK, READPAST)")
                 .contains("DELETE c FROM @candidates c WHERE EXISTS (SELECT 1 FROM " + TABLE + " e WITH (NOLOCK)")
                 .endsWith(" SELECT o.seq, o.event_id, o.aggregate_type, o.aggregate_id, o.event_type, o.destination,"
