@@ -13,8 +13,8 @@ import java.util.OptionalInt;
  * @param maxPayloadBytes {@code outbox.maxPayloadBytes} when the operator set it; empty leaves the writer's
  *                        default and makes the store park nothing for its size
  * @param holdRowLocks    {@code outbox.holdRowLocks}: a claim holds its rows by row locks in a transaction kept
- *                        open until their outcomes are written, instead of writing a lease on each row; a
- *                        database that cannot (SQL Server here) writes leases whatever this says
+ *                        open until their outcomes are written, instead of writing a lease on each row
+ *                        (PostgreSQL and SQL Server both can)
  */
 public record OutboxTable(String schema, String table, boolean deleteOnSend, OptionalInt maxPayloadBytes,
                           boolean holdRowLocks) {

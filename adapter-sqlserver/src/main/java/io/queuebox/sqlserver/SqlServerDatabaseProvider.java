@@ -148,7 +148,8 @@ public final class SqlServerDatabaseProvider implements DatabaseProvider {
         SqlServerOutboxSettings.Builder builder = SqlServerOutboxSettings.builder()
                 .schema(table.schema())
                 .table(table.table())
-                .deleteOnSend(table.deleteOnSend());
+                .deleteOnSend(table.deleteOnSend())
+                .holdRowLocks(table.holdRowLocks());
         table.maxPayloadBytes().ifPresent(builder::maxPayloadBytes);
         return builder.build();
     }

@@ -31,12 +31,14 @@ public final class SqlServerOutboxSettings {
     private final String table;
     private final int maxPayloadBytes;
     private final boolean deleteOnSend;
+    private final boolean holdRowLocks;
 
     private SqlServerOutboxSettings(Builder builder) {
         this.schema = builder.schema;
         this.table = builder.table;
         this.maxPayloadBytes = builder.maxPayloadBytes;
         this.deleteOnSend = builder.deleteOnSend;
+        this.holdRowLocks = builder.holdRowLocks;
     }
 
     /** The defaults: {@code dbo.queuebox_outbox}, 1 MiB payloads, sent rows kept until purged. */
@@ -64,6 +66,14 @@ public final class SqlServerOutboxSettings {
         return deleteOnSend;
     }
 
+    /**
+     * Whether a claim holds its rows by the update locks of a transaction kept open until every row of the
+     * claim has its outcome, rather than by a lease written on every row. See {@link Builder#holdRowLocks}.
+     */
+    public boolean holdRowLocks() {
+        return holdRowLocks;
+    }
+
     /** {@code [schema].[table]}, ready for SQL. */
     String qualifiedTable() {
         return quote(schema) + "." + quote(table);
@@ -87,7 +97,7 @@ public final class SqlServerOutboxSettings {
     @Override
     public String toString() {
         return "SqlServerOutboxSettings[" + displayName() + ", maxPayloadBytes=" + maxPayloadBytes
-                + ", deleteOnSend=" + deleteOnSend + "]";
+                + ", deleteOnSend=" + deleteOnSend + ", holdRowLocks=" + holdRowLocks + "]";
     }
 
     /** Validates every value as it is set, naming the configuration key in the message. */
@@ -96,6 +106,7 @@ public final class SqlServerOutboxSettings {
         private String table = DEFAULT_TABLE;
         private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
         private boolean deleteOnSend;
+        private boolean holdRowLocks;
 
         private Builder() {
         }
@@ -124,6 +135,20 @@ public final class SqlServerOutboxSettings {
          */
         public Builder deleteOnSend(boolean value) {
             this.deleteOnSend = value;
+            return this;
+        }
+
+        /**
+         * {@code outbox.holdRowLocks}; default false. Experimental, and never run against a real SQL Server yet
+         * (docs/reference/sqlserver.md). True: a claim selects its rows {@code WITH (UPDLOCK, ROWLOCK, READPAST)}
+         * in a transaction kept open on a connection of its own, writes nothing on them, and writes their
+         * outcomes in that transaction, which commits once every row has one; a relay that dies frees its rows
+         * when its connection closes. The store's own deadline (the lease length, restarted by a renewal and by
+         * every outcome) ends a claim nobody speaks for by closing its connection. False: every claimed row gets
+         * a lease.
+         */
+        public Builder holdRowLocks(boolean value) {
+            this.holdRowLocks = value;
             return this;
         }
 

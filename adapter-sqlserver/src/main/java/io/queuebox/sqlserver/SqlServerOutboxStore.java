@@ -22,24 +22,30 @@ import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.util.Collection;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.SqlStatement;
 import org.jdbi.v3.core.statement.TemplateEngine;
 
 /**
  * Each method is one statement (the per-aggregate claim one batch with its own transaction) in one round
- * trip, on connections borrowed from the data source in autocommit, so no lock outlives a call.
+ * trip, on connections borrowed from the data source in autocommit, so no lock outlives a call. With
+ * {@link SqlServerOutboxSettings#holdRowLocks()}, a claim is a transaction that keeps its rows' update locks, on a
+ * connection of its own, until each row has its outcome ({@link HeldClaim}); its outcomes run in it.
  */
 final class SqlServerOutboxStore implements OutboxStore {
 
     private final Jdbi jdbi;
     private final SqlServerOutboxSettings settings;
     private final StoreCalls calls;
+    private final Map<LeaseToken, HeldClaim> held = new ConcurrentHashMap<>();
 
     SqlServerOutboxStore(Jdbi jdbi, SqlServerOutboxSettings settings) {
         this.jdbi = Objects.requireNonNull(jdbi, "jdbi");
@@ -49,6 +55,9 @@ final class SqlServerOutboxStore implements OutboxStore {
 
     @Override
     public ClaimBatch claim(ClaimRequest request) {
+        if (settings.holdRowLocks()) {
+            return claimHeld(request);
+        }
         LeaseToken token = LeaseToken.random();
         SqlCall call = calls.claim(request, token);
         List<ClaimedDelivery> deliveries = jdbi.withHandle(handle -> bind(plain(handle.createQuery(call.sql())), call)
@@ -60,41 +69,172 @@ final class SqlServerOutboxStore implements OutboxStore {
                 .toList());
     }
 
+    /**
+     * A claim that holds its rows by their update locks: the leased claim's choice, in a transaction left open on
+     * a connection of its own for the outcomes. Claims of this store past their deadline are ended first (the
+     * timer in {@link HeldClaim} normally has).
+     */
+    private ClaimBatch claimHeld(ClaimRequest request) {
+        held.values().removeIf(claim -> {
+            if (claim.abandoned()) {
+                claim.abort();
+                return true;
+            }
+            return claim.ended();
+        });
+        LeaseToken token = LeaseToken.random();
+        SqlCall call = calls.claimHeld(request);
+        Handle handle = jdbi.open();
+        try {
+            handle.begin();
+            List<ClaimedDelivery> deliveries = bind(plain(handle.createQuery(call.sql())), call)
+                    .map((rs, ctx) -> new ClaimedDelivery(rs.getLong("seq"), event(rs), rs.getInt("attempts"), token,
+                            instant(rs, "created_at")))
+                    .list();
+            if (deliveries.isEmpty()) {
+                // Nothing to hand out; candidates the gaps step dropped may be locked: let them go.
+                handle.rollback();
+                handle.close();
+                return ClaimBatch.empty(token);
+            }
+            List<ClaimedDelivery> sorted = deliveries.stream()
+                    .sorted(Comparator.comparingLong(ClaimedDelivery::sequence)).toList();
+            held.put(token, HeldClaim.start(settings.qualifiedTable(), handle,
+                    sorted.stream().map(ClaimedDelivery::eventId).toList(), request.leaseLength()));
+            return new ClaimBatch(token, sorted);
+        } catch (RuntimeException | Error e) {
+            try {
+                handle.rollback();
+            } catch (RuntimeException ignored) {
+                // the failure may have taken the connection with it
+            }
+            try {
+                handle.close();
+            } catch (RuntimeException ignored) {
+                // a broken connection: the pool discards it
+            }
+            throw e;
+        }
+    }
+
     @Override
     public int markSent(LeaseToken lease, Collection<UUID> eventIds) {
         Objects.requireNonNull(lease, "lease");
-        return eventIds.isEmpty() ? 0 : update(calls.markSent(lease, eventIds));
+        if (eventIds.isEmpty()) {
+            return 0;
+        }
+        if (settings.holdRowLocks()) {
+            return resolveHeld(lease, eventIds, (handle, mine) -> update(handle, calls.markSentHeld(mine)));
+        }
+        return update(calls.markSent(lease, eventIds));
     }
 
     @Override
     public int reschedule(LeaseToken lease, List<Reschedule> retries) {
         Objects.requireNonNull(lease, "lease");
-        return retries.isEmpty() ? 0 : update(calls.reschedule(lease, retries));
+        if (retries.isEmpty()) {
+            return 0;
+        }
+        if (settings.holdRowLocks()) {
+            Map<UUID, Reschedule> byId = new LinkedHashMap<>();
+            retries.forEach(retry -> byId.putIfAbsent(retry.eventId(), retry));
+            return resolveHeld(lease, byId.keySet(), (handle, mine) ->
+                    update(handle, calls.rescheduleHeld(mine.stream().map(byId::get).toList())));
+        }
+        return update(calls.reschedule(lease, retries));
     }
 
     @Override
     public int park(LeaseToken lease, List<Park> parkings) {
         Objects.requireNonNull(lease, "lease");
-        return parkings.isEmpty() ? 0 : update(calls.park(lease, parkings));
+        if (parkings.isEmpty()) {
+            return 0;
+        }
+        if (settings.holdRowLocks()) {
+            Map<UUID, Park> byId = new LinkedHashMap<>();
+            parkings.forEach(parking -> byId.putIfAbsent(parking.eventId(), parking));
+            return resolveHeld(lease, byId.keySet(), (handle, mine) ->
+                    update(handle, calls.parkHeld(mine.stream().map(byId::get).toList())));
+        }
+        return update(calls.park(lease, parkings));
     }
 
     @Override
     public int release(LeaseToken lease, Collection<UUID> eventIds) {
         Objects.requireNonNull(lease, "lease");
-        return eventIds.isEmpty() ? 0 : update(calls.release(lease, eventIds));
+        if (eventIds.isEmpty()) {
+            return 0;
+        }
+        if (settings.holdRowLocks()) {
+            // The rows stay as they are (their locks end with the claim); the statement finds a claim whose
+            // transaction SQL Server already rolled back, and the outcome restarts the deadline as any other does.
+            return resolveHeld(lease, eventIds, (handle, mine) -> stillOpen(handle));
+        }
+        return update(calls.release(lease, eventIds));
     }
 
     @Override
     public int renew(LeaseToken lease, Duration leaseLength) {
         Objects.requireNonNull(lease, "lease");
         StoreArguments.leaseLength(leaseLength);
+        if (settings.holdRowLocks()) {
+            HeldClaim claim = held.get(lease);
+            if (claim == null) {
+                return 0;
+            }
+            int owned = claim.renew(leaseLength, () -> stillOpen(claim.handle()));
+            if (claim.ended()) {
+                held.remove(lease, claim);
+            }
+            return owned;
+        }
         return update(calls.renew(lease, leaseLength));
     }
 
+    /** An outcome for the rows of a held claim; 0 for a claim this store does not hold (any more). */
+    private int resolveHeld(LeaseToken lease, Collection<UUID> eventIds, HeldWrite write) {
+        HeldClaim claim = held.get(lease);
+        if (claim == null) {
+            return 0;
+        }
+        try {
+            return claim.resolve(eventIds, mine -> write.apply(claim.handle(), mine));
+        } finally {
+            if (claim.ended()) {
+                held.remove(lease, claim);
+            }
+        }
+    }
+
+    @FunctionalInterface
+    private interface HeldWrite {
+        int apply(Handle handle, List<UUID> eventIds);
+    }
+
+    /** Fails with {@link HeldClaim.TransactionGone} when SQL Server rolled the claim's transaction back. */
+    private int stillOpen(Handle handle) {
+        SqlCall call = calls.heldAlive();
+        int open = bind(plain(handle.createQuery(call.sql())), call).mapTo(Integer.class).one();
+        if (open == 0) {
+            throw new HeldClaim.TransactionGone();
+        }
+        return open;
+    }
+
+    private static int update(Handle handle, SqlCall call) {
+        return bind(plain(handle.createUpdate(call.sql())), call).execute();
+    }
+
+    /**
+     * With held claims, the rows this process's held claims hold are left out (an update lock is invisible to
+     * READPAST), and count with the time until their claim's deadline instead.
+     */
     @Override
     public Optional<Duration> timeUntilNextDue() {
-        SqlCall call = calls.timeUntilNextDue();
-        return jdbi.withHandle(handle -> bind(plain(handle.createQuery(call.sql())), call)
+        String table = settings.qualifiedTable();
+        SqlCall call = settings.holdRowLocks() ? calls.timeUntilNextDueHeld(HeldClaim.heldRows(table))
+                : calls.timeUntilNextDue();
+        Optional<Duration> onTable = jdbi.withHandle(handle -> bind(plain(handle.createQuery(call.sql())), call)
                 .map((rs, ctx) -> {
                     long micros = rs.getLong("micros");
                     if (rs.wasNull()) {
@@ -103,6 +243,14 @@ final class SqlServerOutboxStore implements OutboxStore {
                     return Optional.of(micros <= 0 ? Duration.ZERO : Duration.ofNanos(micros * 1000));
                 })
                 .one());
+        if (!settings.holdRowLocks()) {
+            return onTable;
+        }
+        Optional<Duration> heldClaims = HeldClaim.soonestDeadline(table);
+        if (onTable.isEmpty()) {
+            return heldClaims;
+        }
+        return heldClaims.filter(own -> own.compareTo(onTable.get()) < 0).or(() -> onTable);
     }
 
     @Override
@@ -120,9 +268,18 @@ final class SqlServerOutboxStore implements OutboxStore {
                     Optional<Duration> age = rs.wasNull()
                             ? Optional.empty()
                             : Optional.of(Duration.ofNanos(Math.max(0, oldest) * 1000));
-                    return new BacklogStats(rs.getLong("pending"), rs.getLong("leased"), rs.getLong("parked"), age);
+                    return new BacklogStats(rs.getLong("pending"), rs.getLong("leased") + heldHere(), rs.getLong("parked"),
+                            age);
                 })
                 .one());
+    }
+
+    /**
+     * Rows held claims of this process hold (all pending, none under a live lease, so not counted twice). Those of
+     * other processes cannot be told from the table without locking rows: they count as pending only.
+     */
+    private long heldHere() {
+        return settings.holdRowLocks() ? HeldClaim.heldRows(settings.qualifiedTable()).size() : 0;
     }
 
     @Override

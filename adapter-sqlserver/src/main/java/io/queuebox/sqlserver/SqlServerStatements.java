@@ -71,6 +71,61 @@ enum SqlServerStatements {
             + " lease_until = DATEADD(microsecond, :leaseMicros, DATEADD(second, :leaseSeconds, SYSUTCDATETIME()))"
             + " OUTPUT " + Columns.inserted() + ";"),
 
+    /**
+     * The per-aggregate claim of {@code outbox.holdRowLocks}: the choice of {@link #CLAIM_ORDERED}, in the
+     * transaction the store keeps open (no BEGIN or COMMIT here), and no lease written: the update locks are the
+     * claim, taken by the candidates' read and again by primary key ({@link Held#LOCK_BY_KEY}), and the rows are
+     * read back in sequence order. A row held this way
+     * carries no lease, so the first step cannot see from its columns that it holds its later siblings back; it
+     * probes the earliest pending earlier sibling instead ({@link Held#HEAD_NOT_HELD_ELSEWHERE}), so that the
+     * scan goes past an aggregate whose head another claim holds rather than filling the batch with its tail
+     * (which the gaps step would then drop, leaving the batch empty).
+     *
+     * <p>Why the per-aggregate rule holds with nothing written on the rows: a row another held claim locks is
+     * skipped by READPAST, so it is never a candidate; the NOLOCK sibling checks still see it as it is (pending),
+     * so the gaps step drops every later candidate of its aggregate. Its uncommitted outcome is seen as written:
+     * sent (or deleted) only after the broker confirmed it, so the later row is published after the earlier
+     * one's first delivery (should that claim roll back, the earlier row comes again, a duplicate); a retry or a
+     * parking under HOLD_AGGREGATE holds the later row back as the committed one would. Candidates the gaps step
+     * drops stay locked (update locks last until the transaction ends) but are not handed out: they wait for this
+     * claim to end, as they would have waited for their earlier sibling anyway.
+     */
+    CLAIM_ORDERED_HELD(Group.STORE, "SET NOCOUNT ON; SET XACT_ABORT ON;"
+            + " DECLARE @maxRows int = :maxRows, @parkedHolds bit = :parkedHolds;"
+            + " DECLARE @now datetime2(7) = SYSUTCDATETIME();"
+            + " DECLARE @candidates TABLE (event_id uniqueidentifier NOT NULL PRIMARY KEY, seq bigint NOT NULL,"
+            + " aggregate_type nvarchar(255) NOT NULL, aggregate_id nvarchar(255) NOT NULL, locked bit NOT NULL DEFAULT 0);"
+            + " INSERT INTO @candidates (event_id, seq, aggregate_type, aggregate_id)"
+            + " SELECT TOP (@maxRows) o.event_id, o.seq, o.aggregate_type, o.aggregate_id"
+            + " FROM {table} o WITH (UPDLOCK, ROWLOCK, READPAST)"
+            + " WHERE o.status = 'pending' AND o.next_attempt_at <= @now"
+            + " AND (o.lease_until IS NULL OR o.lease_until <= @now)"
+            + " AND NOT EXISTS (SELECT 1 FROM {table} e WITH (NOLOCK)"
+            + " WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.seq < o.seq"
+            + " AND ((e.status = 'pending' AND (e.next_attempt_at > @now OR e.lease_until > @now))"
+            + " OR (e.status = 'parked' AND @parkedHolds = 1)))"
+            + Held.HEAD_NOT_HELD_ELSEWHERE
+            + " ORDER BY o.seq;"
+            + " DELETE c FROM @candidates c WHERE EXISTS (SELECT 1 FROM {table} e WITH (NOLOCK)"
+            + " WHERE e.aggregate_type = c.aggregate_type AND e.aggregate_id = c.aggregate_id AND e.seq < c.seq"
+            + " AND (e.status = 'pending' OR (e.status = 'parked' AND @parkedHolds = 1))"
+            + " AND NOT EXISTS (SELECT 1 FROM @candidates x WHERE x.event_id = e.event_id));"
+            + Held.LOCK_BY_KEY
+            + " SELECT " + Columns.of("o") + " FROM @candidates c JOIN {table} o WITH (FORCESEEK)"
+            + " ON o.event_id = c.event_id ORDER BY o.seq;"),
+
+    /** The claim without ordering, held: the first ready rows nobody else locks, locked and read in one statement. */
+    CLAIM_UNORDERED_HELD(Group.STORE, "SELECT TOP (:maxRows) " + Columns.plain()
+            + " FROM {table} WITH (UPDLOCK, ROWLOCK, READPAST)"
+            + " WHERE status = 'pending' AND next_attempt_at <= SYSUTCDATETIME()"
+            + " AND (lease_until IS NULL OR lease_until <= SYSUTCDATETIME()) ORDER BY seq"),
+
+    /**
+     * Whether the held claim's transaction is still open on its connection: 0 once SQL Server rolled it back (a
+     * deadlock victim, an error under XACT_ABORT). Sent by a renewal and by an outcome that writes nothing.
+     */
+    HELD_ALIVE(Group.STORE, "SELECT @@TRANCOUNT AS open_transactions"),
+
     MARK_SENT(Group.STORE, "UPDATE o SET status = 'sent', sent_at = SYSUTCDATETIME(), lease_token = NULL,"
             + " lease_until = NULL" + Fenced.BY_IDS),
 
@@ -96,6 +151,30 @@ enum SqlServerStatements {
             + " SET lease_until = DATEADD(microsecond, :leaseMicros, DATEADD(second, :leaseSeconds, SYSUTCDATETIME()))"
             + " FROM {table} o WITH (FORCESEEK) WHERE o.lease_token = :token AND o.status = 'pending'"),
 
+    // The outcomes of a held claim, in its open transaction, on rows only it can write (it holds their update
+    // locks): no token to fence by. Each clears what an expired lease left on the row, so the late outcome of a
+    // leased relay on the same table (while relays switch modes) finds its token gone once this one commits.
+    // SYSUTCDATETIME() is the statement's time, so a retry's delay and sent_at count from the outcome.
+
+    MARK_SENT_HELD(Group.STORE, "UPDATE o SET status = 'sent', sent_at = SYSUTCDATETIME(), lease_token = NULL,"
+            + " lease_until = NULL" + Fenced.HELD_BY_IDS),
+
+    DELETE_SENT_HELD(Group.STORE, "DELETE o" + Fenced.HELD_BY_IDS),
+
+    RESCHEDULE_HELD(Group.STORE, "UPDATE o SET attempts = o.attempts + 1, last_error = r.reason,"
+            + " next_attempt_at = DATEADD(microsecond, r.micros, DATEADD(second, r.seconds, SYSUTCDATETIME())),"
+            + " lease_token = NULL, lease_until = NULL"
+            + " FROM OPENJSON(:retries) WITH (id uniqueidentifier '$.id', seconds int '$.seconds',"
+            + " micros int '$.micros', reason nvarchar(max) '$.reason') r"
+            + " JOIN {table} o WITH (FORCESEEK) ON o.event_id = r.id"
+            + " WHERE o.status = 'pending'"),
+
+    PARK_HELD(Group.STORE, "UPDATE o SET status = 'parked', attempts = o.attempts + 1, last_error = r.reason,"
+            + " lease_token = NULL, lease_until = NULL"
+            + " FROM OPENJSON(:parkings) WITH (id uniqueidentifier '$.id', reason nvarchar(max) '$.reason') r"
+            + " JOIN {table} o WITH (FORCESEEK) ON o.event_id = r.id"
+            + " WHERE o.status = 'pending'"),
+
     /**
      * The earliest time a pending row is ready on its own: its due time, or its lease expiry if later.
      * READPAST skips rows an open transaction is inserting (invisible, as on PostgreSQL) instead of waiting.
@@ -103,6 +182,15 @@ enum SqlServerStatements {
     TIME_UNTIL_NEXT_DUE(Group.STORE, "SELECT DATEDIFF_BIG(microsecond, SYSUTCDATETIME(),"
             + " MIN(CASE WHEN lease_until > next_attempt_at THEN lease_until ELSE next_attempt_at END)) AS micros"
             + " FROM {table} WITH (READPAST) WHERE status = 'pending'"),
+
+    /**
+     * As {@link #TIME_UNTIL_NEXT_DUE}, leaving out the rows held claims of this process hold ({@code :held}): an
+     * update lock does not make READPAST skip a row, and when such a claim ends is not on the table.
+     */
+    TIME_UNTIL_NEXT_DUE_HELD(Group.STORE, "SELECT DATEDIFF_BIG(microsecond, SYSUTCDATETIME(),"
+            + " MIN(CASE WHEN lease_until > next_attempt_at THEN lease_until ELSE next_attempt_at END)) AS micros"
+            + " FROM {table} WITH (READPAST) WHERE status = 'pending'"
+            + " AND event_id NOT IN (SELECT j.id FROM OPENJSON(:held) WITH (id uniqueidentifier '$') j)"),
 
     /** Oldest sent rows first, skipping rows someone else locks, at most {@code :maxRows} per call. */
     PURGE_SENT(Group.STORE, "WITH oldest AS (SELECT TOP (:maxRows) event_id FROM {table} WITH (ROWLOCK, READPAST)"
@@ -241,7 +329,50 @@ enum SqlServerStatements {
                 + " JOIN {table} o WITH (FORCESEEK) ON o.event_id = j.id"
                 + " WHERE o.lease_token = :token AND o.status = 'pending'";
 
+        /** The same for a held claim: the rows are fenced by the claim's own update locks, not by a token. */
+        static final String HELD_BY_IDS = " FROM OPENJSON(:ids) WITH (id uniqueidentifier '$') j"
+                + " JOIN {table} o WITH (FORCESEEK) ON o.event_id = j.id"
+                + " WHERE o.status = 'pending'";
+
         private Fenced() {
+        }
+    }
+
+    /** Pieces of the held claims. */
+    static final class Held {
+        /**
+         * The candidate {@code o} is not behind an earliest pending earlier sibling that another transaction locks.
+         * The sibling is found as it is (NOLOCK) and then probed through its primary key {@code WITH (UPDLOCK,
+         * ROWLOCK, READPAST, FORCESEEK)}, where {@link #LOCK_BY_KEY} locks every held row: a row another claim (or an uncommitted insert or outcome) locks is skipped, so the probe
+         * finds nothing and the candidate is left out. A free sibling is locked by the probe, as the scan locks it
+         * anyway when it is ready (it comes first in sequence order); this transaction's own locks never hide a
+         * row from it. One lookup and one key probe per row scanned: O(rows), not O(rows × siblings). The gaps
+         * step stays the guarantee; this only keeps a held head's tail out of the batch.
+         */
+        static final String HEAD_NOT_HELD_ELSEWHERE = " AND NOT EXISTS (SELECT 1 FROM (SELECT TOP (1) h.event_id"
+                + " FROM {table} h WITH (NOLOCK)"
+                + " WHERE h.aggregate_type = o.aggregate_type AND h.aggregate_id = o.aggregate_id AND h.seq < o.seq"
+                + " AND h.status = 'pending' ORDER BY h.seq) head"
+                + " WHERE NOT EXISTS (SELECT 1 FROM {table} x WITH (UPDLOCK, ROWLOCK, READPAST, FORCESEEK)"
+                + " WHERE x.event_id = head.event_id))";
+
+        /**
+         * The candidates locked again through their primary key ({@code event_id}, with the lookup into the
+         * clustered {@code seq} index that reading {@code status} takes), and each aggregate cut at its first
+         * candidate that cannot be. The first step's scan may lock only the keys of the index it reads (the
+         * filtered pending index covers it), while the probe and the outcomes reach a row through its primary key,
+         * and another claimer's plan may read yet another index: with the primary key and clustered keys locked
+         * too, every claimer meets every held row's lock where it looks. A candidate another transaction locks there (its probe, or a
+         * claim through another index) is skipped, and it and the later candidates of its aggregate are dropped
+         * (they stay locked until this claim ends, and are not handed out).
+         */
+        static final String LOCK_BY_KEY = " UPDATE c SET locked = 1 FROM @candidates c"
+                + " JOIN {table} o WITH (UPDLOCK, ROWLOCK, READPAST, FORCESEEK) ON o.event_id = c.event_id"
+                + " WHERE o.status = 'pending';"
+                + " DELETE c FROM @candidates c WHERE EXISTS (SELECT 1 FROM @candidates u WHERE u.locked = 0"
+                + " AND u.aggregate_type = c.aggregate_type AND u.aggregate_id = c.aggregate_id AND u.seq <= c.seq);";
+
+        private Held() {
         }
     }
 
@@ -264,6 +395,11 @@ enum SqlServerStatements {
         static String capped() {
             return plain().replace("payload,",
                     "SUBSTRING(payload, 1, :maxPayloadBytes) AS payload, DATALENGTH(payload) AS payload_bytes,");
+        }
+
+        /** As {@link #plain()}, each column prefixed with a table alias. */
+        static String of(String alias) {
+            return alias + "." + String.join(", " + alias + ".", NAMES);
         }
 
         static String inserted() {

@@ -41,12 +41,55 @@ final class StoreCalls {
         return call(ordered ? SqlServerStatements.CLAIM_ORDERED : SqlServerStatements.CLAIM_UNORDERED, p);
     }
 
+    /** The claim of {@code outbox.holdRowLocks}: no owner, token or lease length, since it writes nothing. */
+    SqlCall claimHeld(ClaimRequest request) {
+        Map<String, Object> p = new LinkedHashMap<>();
+        p.put("maxRows", request.maxRows());
+        if (request.ordering() == Ordering.PER_AGGREGATE) {
+            p.put("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE);
+            return call(SqlServerStatements.CLAIM_ORDERED_HELD, p);
+        }
+        return call(SqlServerStatements.CLAIM_UNORDERED_HELD, p);
+    }
+
+    SqlCall markSentHeld(Collection<?> eventIds) {
+        return call(settings.deleteOnSend() ? SqlServerStatements.DELETE_SENT_HELD : SqlServerStatements.MARK_SENT_HELD,
+                Map.of("ids", Json.array(eventIds)));
+    }
+
+    SqlCall rescheduleHeld(List<Reschedule> retries) {
+        return call(SqlServerStatements.RESCHEDULE_HELD, Map.of("retries", Json.records(retryRows(retries))));
+    }
+
+    SqlCall parkHeld(List<Park> parkings) {
+        return call(SqlServerStatements.PARK_HELD, Map.of("parkings", Json.records(parkRows(parkings))));
+    }
+
+    SqlCall heldAlive() {
+        return call(SqlServerStatements.HELD_ALIVE, Map.of());
+    }
+
+    /** {@link #timeUntilNextDue()} without the rows that held claims of this process hold. */
+    SqlCall timeUntilNextDueHeld(Collection<?> heldIds) {
+        return call(SqlServerStatements.TIME_UNTIL_NEXT_DUE_HELD, Map.of("held", Json.array(heldIds)));
+    }
+
     SqlCall markSent(LeaseToken lease, Collection<?> eventIds) {
         return call(settings.deleteOnSend() ? SqlServerStatements.DELETE_SENT : SqlServerStatements.MARK_SENT,
                 Map.of("token", lease.value().toString(), "ids", Json.array(eventIds)));
     }
 
     SqlCall reschedule(LeaseToken lease, List<Reschedule> retries) {
+        return call(SqlServerStatements.RESCHEDULE,
+                Map.of("token", lease.value().toString(), "retries", Json.records(retryRows(retries))));
+    }
+
+    SqlCall park(LeaseToken lease, List<Park> parkings) {
+        return call(SqlServerStatements.PARK,
+                Map.of("token", lease.value().toString(), "parkings", Json.records(parkRows(parkings))));
+    }
+
+    private static List<Map<String, Object>> retryRows(List<Reschedule> retries) {
         List<Map<String, Object>> rows = new ArrayList<>();
         for (Reschedule retry : retries) {
             Map<String, Object> row = new LinkedHashMap<>();
@@ -56,11 +99,10 @@ final class StoreCalls {
             row.put("reason", retry.reason());
             rows.add(row);
         }
-        return call(SqlServerStatements.RESCHEDULE,
-                Map.of("token", lease.value().toString(), "retries", Json.records(rows)));
+        return rows;
     }
 
-    SqlCall park(LeaseToken lease, List<Park> parkings) {
+    private static List<Map<String, Object>> parkRows(List<Park> parkings) {
         List<Map<String, Object>> rows = new ArrayList<>();
         for (Park parking : parkings) {
             Map<String, Object> row = new LinkedHashMap<>();
@@ -68,7 +110,7 @@ final class StoreCalls {
             row.put("reason", parking.reason());
             rows.add(row);
         }
-        return call(SqlServerStatements.PARK, Map.of("token", lease.value().toString(), "parkings", Json.records(rows)));
+        return rows;
     }
 
     SqlCall release(LeaseToken lease, Collection<?> eventIds) {

@@ -109,6 +109,14 @@ class SqlServerDatabaseProviderTest {
     }
 
     @Test
+    void holdRowLocksFromConfigurationReachesTheStoreSettings() {
+        assertThat(SqlServerDatabaseProvider.settings(new OutboxTable("dbo", "queuebox_outbox", false,
+                OptionalInt.empty(), true)).holdRowLocks()).isTrue();
+        assertThat(SqlServerDatabaseProvider.settings(new OutboxTable("dbo", "queuebox_outbox", false,
+                OptionalInt.empty())).holdRowLocks()).isFalse();
+    }
+
+    @Test
     void identifiersFollowSqlServerRulesAndTheProblemNamesTheKey() {
         assertThat(provider.outboxTableProblem(table("Sales", "OrderOutbox"))).as("PascalCase is common on SQL Server")
                 .isEmpty();

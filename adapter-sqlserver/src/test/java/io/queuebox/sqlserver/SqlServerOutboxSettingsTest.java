@@ -16,6 +16,14 @@ class SqlServerOutboxSettingsTest {
         assertThat(settings.qualifiedCaptureStateTable()).isEqualTo("[dbo].[queuebox_capture_state]");
         assertThat(settings.maxPayloadBytes()).isEqualTo(1024 * 1024);
         assertThat(settings.deleteOnSend()).isFalse();
+        assertThat(settings.holdRowLocks()).as("claims write leases unless asked").isFalse();
+    }
+
+    @Test
+    void holdRowLocksIsKeptAndShown() {
+        SqlServerOutboxSettings settings = SqlServerOutboxSettings.builder().holdRowLocks(true).build();
+        assertThat(settings.holdRowLocks()).isTrue();
+        assertThat(settings.toString()).contains("holdRowLocks=true");
     }
 
     @Test

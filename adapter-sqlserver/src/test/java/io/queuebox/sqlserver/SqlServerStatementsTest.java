@@ -43,7 +43,11 @@ class SqlServerStatementsTest {
         String sql = statement.render(SETTINGS);
         assertThat(sql).doesNotContain("{table}", "{captureState}", "\"");
         switch (statement.group()) {
-            case WRITER, STORE -> assertThat(sql).contains(TABLE);
+            case WRITER, STORE -> {
+                if (statement != SqlServerStatements.HELD_ALIVE) {
+                    assertThat(sql).contains(TABLE);
+                }
+            }
             case CAPTURE_STATE -> assertThat(sql).contains("[Sales].[queuebox_capture_state]");
             case LOCK, INSPECTOR -> assertThat(sql).doesNotContain(TABLE, "queuebox_capture_state");
         }
@@ -111,6 +115,115 @@ class SqlServerStatementsTest {
         assertThat(sql).doesNotContain("BEGIN TRANSACTION", "NOLOCK");
     }
 
+    /**
+     * The held ordered claim chooses as the leased one (the same locking read and gaps step), and probes the head
+     * of each candidate's aggregate for a lock another claim holds (a held row has no lease to show it); it runs
+     * in the transaction the store keeps open, and writes nothing on the rows.
+     */
+    @Test
+    void theHeldOrderedClaimChoosesAsTheLeasedOneAndWritesNoLease() {
+        String leased = SqlServerStatements.CLAIM_ORDERED.render(SETTINGS);
+        String held = SqlServerStatements.CLAIM_ORDERED_HELD.render(SETTINGS);
+        String firstStep = leased.substring(leased.indexOf("INSERT INTO @candidates"), leased.indexOf(" ORDER BY o.seq;"));
+        String gaps = leased.substring(leased.indexOf(" DELETE c FROM @candidates"), leased.indexOf(" UPDATE u SET"));
+        assertThat(held).contains(firstStep + SqlServerStatements.Held.HEAD_NOT_HELD_ELSEWHERE.replace("{table}", TABLE)
+                        + " ORDER BY o.seq;" + gaps + SqlServerStatements.Held.LOCK_BY_KEY.replace("{table}", TABLE)
+                        + " SELECT ")
+                .contains(" UPDATE c SET locked = 1 FROM @candidates c JOIN " + TABLE
+                        + " o WITH (UPDLOCK, ROWLOCK, READPAST, FORCESEEK) ON o.event_id = c.event_id"
+                        + " WHERE o.status = 'pending';")
+                .contains(" DELETE c FROM @candidates c WHERE EXISTS (SELECT 1 FROM @candidates u WHERE u.locked = 0"
+                        + " AND u.aggregate_type = c.aggregate_type AND u.aggregate_id = c.aggregate_id"
+                        + " AND u.seq <= c.seq);")
+                .contains(" FROM " + TABLE + " h WITH (NOLOCK)")
+                .contains(" AND h.status = 'pending' ORDER BY h.seq) head WHERE NOT EXISTS (SELECT 1 FROM " + TABLE
+                        + " x WITH (UPDLOCK, ROWLOCK, READPAST, FORCESEEK) WHERE x.event_id = head.event_id))")
+                .contains("FROM " + TABLE + " o WITH (UPDLOCK, ROWLOCK, READPAST)")
+                .contains("DELETE c FROM @candidates c WHERE EXISTS (SELECT 1 FROM " + TABLE + " e WITH (NOLOCK)")
+                .endsWith(" SELECT o.seq, o.event_id, o.aggregate_type, o.aggregate_id, o.event_type, o.destination,"
+                        + " o.payload, o.content_type, o.headers, o.created_at, o.attempts, o.last_error"
+                        + " FROM @candidates c JOIN " + TABLE + " o WITH (FORCESEEK) ON o.event_id = c.event_id"
+                        + " ORDER BY o.seq;");
+        assertThat(held).doesNotContain("BEGIN TRANSACTION", "COMMIT", "ROLLBACK", "OUTPUT", ":token",
+                ":owner", "lease_token =", "lease_until =", "@leaseSeconds", "SNAPSHOT", "READ COMMITTED");
+        assertThat(held.split("UPDATE ", -1)).as("the only UPDATE writes the table variable").hasSize(2);
+        assertThat(held).doesNotContainPattern("UPDATE (u|o|\\[Sales])");
+        List<String> siblingReads = new ArrayList<>();
+        Matcher reads = Pattern.compile(Pattern.quote(TABLE) + " e WITH \\(([A-Z, ]+)\\)").matcher(held);
+        while (reads.find()) {
+            siblingReads.add(reads.group(1));
+        }
+        assertThat(siblingReads).as("the sibling checks read what others lock").containsExactly("NOLOCK", "NOLOCK");
+    }
+
+    @Test
+    void theHeldUnorderedClaimLocksSkipsLockedRowsAndWritesNoLease() {
+        String sql = SqlServerStatements.CLAIM_UNORDERED_HELD.render(SETTINGS);
+        assertThat(sql).startsWith("SELECT TOP (:maxRows) seq, event_id, aggregate_type")
+                .contains(" FROM " + TABLE + " WITH (UPDLOCK, ROWLOCK, READPAST)")
+                .contains("WHERE status = 'pending' AND next_attempt_at <= SYSUTCDATETIME()"
+                        + " AND (lease_until IS NULL OR lease_until <= SYSUTCDATETIME())")
+                .endsWith("ORDER BY seq");
+        assertThat(sql).doesNotContain("UPDATE", "OUTPUT", "BEGIN TRANSACTION", "NOLOCK", "lease_token");
+    }
+
+    @Test
+    void heldOutcomesSeekTheirRowsByIdClearTheLeaseColumnsAndNameNoToken() {
+        for (SqlServerStatements statement : List.of(SqlServerStatements.MARK_SENT_HELD,
+                SqlServerStatements.DELETE_SENT_HELD, SqlServerStatements.RESCHEDULE_HELD,
+                SqlServerStatements.PARK_HELD)) {
+            String sql = statement.render(SETTINGS);
+            assertThat(sql).as(statement.name()).containsPattern("JOIN \\[Sales]\\.\\[order_outbox] o WITH \\(FORCESEEK\\)"
+                    + " ON o\\.event_id = [jr]\\.id WHERE o\\.status = 'pending'$");
+            assertThat(sql).as(statement.name()).doesNotContain(":token", "lease_token =  :", "COMMIT", "READPAST");
+            if (statement != SqlServerStatements.DELETE_SENT_HELD) {
+                assertThat(sql).as(statement.name()).contains("lease_token = NULL, lease_until = NULL");
+            }
+        }
+        // The same writes as the leased outcomes, without the token fence.
+        assertThat(SqlServerStatements.MARK_SENT_HELD.render(SETTINGS)).isEqualTo(SqlServerStatements.MARK_SENT
+                .render(SETTINGS).replace(" WHERE o.lease_token = :token AND", " WHERE"));
+        assertThat(SqlServerStatements.RESCHEDULE_HELD.render(SETTINGS)).isEqualTo(SqlServerStatements.RESCHEDULE
+                .render(SETTINGS).replace(" WHERE o.lease_token = :token AND", " WHERE"));
+        assertThat(SqlServerStatements.PARK_HELD.render(SETTINGS)).isEqualTo(SqlServerStatements.PARK
+                .render(SETTINGS).replace(" WHERE o.lease_token = :token AND", " WHERE"));
+        assertThat(SqlServerStatements.DELETE_SENT_HELD.render(SETTINGS)).isEqualTo(SqlServerStatements.DELETE_SENT
+                .render(SETTINGS).replace(" WHERE o.lease_token = :token AND", " WHERE"));
+    }
+
+    @Test
+    void theHeldCallsBindNoOwnerTokenOrLease() {
+        SqlCall ordered = calls.claimHeld(new ClaimRequest("relay-1", 7, Duration.ofSeconds(30), Ordering.PER_AGGREGATE,
+                ParkingPolicy.CONTINUE_AGGREGATE));
+        assertThat(ordered.statement()).isEqualTo(SqlServerStatements.CLAIM_ORDERED_HELD);
+        assertThat(ordered.parameters()).containsExactlyInAnyOrderEntriesOf(Map.of("maxRows", 7, "parkedHolds", false));
+        SqlCall unordered = calls.claimHeld(new ClaimRequest("relay-1", 7, Duration.ofSeconds(30), Ordering.NONE,
+                ParkingPolicy.HOLD_AGGREGATE));
+        assertThat(unordered.statement()).isEqualTo(SqlServerStatements.CLAIM_UNORDERED_HELD);
+        assertThat(unordered.parameters()).containsExactlyInAnyOrderEntriesOf(Map.of("maxRows", 7));
+        assertThat(calls.markSentHeld(List.of(ID)).parameters()).containsExactlyInAnyOrderEntriesOf(
+                Map.of("ids", "[\"" + ID + "\"]"));
+        assertThat(calls.timeUntilNextDueHeld(List.of()).parameters()).containsEntry("held", "[]");
+        assertThat(SqlServerStatements.TIME_UNTIL_NEXT_DUE_HELD.render(SETTINGS))
+                .startsWith(SqlServerStatements.TIME_UNTIL_NEXT_DUE.render(SETTINGS))
+                .endsWith(" AND event_id NOT IN (SELECT j.id FROM OPENJSON(:held) WITH (id uniqueidentifier '$') j)");
+        assertThat(SqlServerStatements.HELD_ALIVE.render(SETTINGS)).isEqualTo("SELECT @@TRANCOUNT AS open_transactions");
+    }
+
+    @Test
+    void heldStatementsQuoteTheConfiguredNames() {
+        SqlServerOutboxSettings pascal = SqlServerOutboxSettings.builder().schema("Billing").table("InvoiceOutbox")
+                .holdRowLocks(true).build();
+        for (SqlServerStatements statement : List.of(SqlServerStatements.CLAIM_ORDERED_HELD,
+                SqlServerStatements.CLAIM_UNORDERED_HELD, SqlServerStatements.MARK_SENT_HELD,
+                SqlServerStatements.DELETE_SENT_HELD, SqlServerStatements.RESCHEDULE_HELD, SqlServerStatements.PARK_HELD,
+                SqlServerStatements.TIME_UNTIL_NEXT_DUE_HELD)) {
+            String sql = statement.render(pascal);
+            assertThat(sql).as(statement.name()).contains("[Billing].[InvoiceOutbox]")
+                    .doesNotContain("Billing.InvoiceOutbox", "{table}");
+        }
+    }
+
     @Test
     void purgeIsBoundedOldestFirstAndSkipsLockedRows() {
         String sql = SqlServerStatements.PURGE_SENT.render(SETTINGS);
@@ -164,7 +277,13 @@ class SqlServerStatementsTest {
                 calls.parked(ReplaySelector.allParked(), 10), calls.parked(ReplaySelector.events(Set.of(ID)), 10, 2048),
                 calls.parked(ReplaySelector.aggregate("order", "1"), 10, 2048), calls.parked(ReplaySelector.allParked(), 10, 0),
                 calls.replay(ReplaySelector.events(Set.of(ID))),
-                calls.replay(ReplaySelector.aggregate("order", "1")), calls.replay(ReplaySelector.allParked()));
+                calls.replay(ReplaySelector.aggregate("order", "1")), calls.replay(ReplaySelector.allParked()),
+                calls.claimHeld(ordered), calls.claimHeld(unordered), calls.markSentHeld(List.of(ID)),
+                new StoreCalls(SqlServerOutboxSettings.builder().schema("Sales").table("order_outbox")
+                        .deleteOnSend(true).holdRowLocks(true).build()).markSentHeld(List.of(ID)),
+                calls.rescheduleHeld(List.of(new Reschedule(ID, Duration.ofMillis(1500), "timeout"))),
+                calls.parkHeld(List.of(new Park(ID, "rejected"))), calls.heldAlive(),
+                calls.timeUntilNextDueHeld(List.of(ID)));
         Set<SqlServerStatements> seen = new LinkedHashSet<>();
         for (SqlCall call : all) {
             seen.add(call.statement());

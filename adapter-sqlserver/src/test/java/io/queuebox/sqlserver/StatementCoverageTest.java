@@ -24,6 +24,8 @@ class StatementCoverageTest {
     private static final String CONTRACT = "SqlServerOutboxStoreTest#";
     private static final String DELETE_ON_SEND = "SqlServerDeleteOnSendOutboxStoreTest#";
     private static final String SQL = "SqlServerOutboxStoreSqlTest#";
+    private static final String HELD = "SqlServerHeldOutboxStoreTest#";
+    private static final String HELD_CLAIM = "SqlServerHeldClaimTest#";
 
     /** Statement name -> "Suite#testMethod" references. */
     static final Map<SqlServerStatements, List<String>> SCENARIOS = Map.ofEntries(
@@ -54,6 +56,49 @@ class StatementCoverageTest {
             entry(SqlServerStatements.CLAIM_UNORDERED, List.of(
                     CONTRACT + "withoutOrderingLaterRowsOfAnAggregateAreClaimable",
                     SQL + "anUnorderedClaimIsOneStatementAndSkipsLockedRows")),
+            entry(SqlServerStatements.CLAIM_ORDERED_HELD, List.of(
+                    HELD + "claimOnAnEmptyOutboxReturnsAnEmptyBatch",
+                    HELD + "anAggregatesRowsAreClaimedTogetherInWriteOrder",
+                    HELD + "orderingKeepsAnAggregatesLaterRowUntilTheEarlierIsSent",
+                    HELD + "aRetryNeverLetsLaterRowsOfItsAggregateOvertakeIt",
+                    HELD + "aLiveLeaseIsNotReclaimed",
+                    HELD + "twoConcurrentClaimersNeverGetTheSameRow",
+                    HELD + "aParkedRowHoldsItsAggregateUnderHoldAggregate",
+                    HELD + "aLaterEventOfAnAggregateWaitsForAnEarlierOneThatIsStillUncommitted",
+                    HELD_CLAIM + "aLaterSiblingIsNotClaimedWhileTheEarlierIsHeldByAnotherClaimer",
+                    HELD_CLAIM + "anEarlierSiblingRescheduledInAnOpenClaimStillHoldsTheLaterOneBack",
+                    HELD_CLAIM + "anEarlierSiblingMarkedSentInAnOpenClaimLetsTheLaterOneGo",
+                    HELD_CLAIM + "aClaimWhoseConnectionDiesFreesItsRowsAtOnce",
+                    HELD_CLAIM + "aLiveLeaseIsNotTakenByAHeldClaim")),
+            entry(SqlServerStatements.CLAIM_UNORDERED_HELD, List.of(
+                    HELD + "withoutOrderingLaterRowsOfAnAggregateAreClaimable")),
+            entry(SqlServerStatements.HELD_ALIVE, List.of(
+                    HELD + "renewExtendsTheLease",
+                    HELD + "releaseGivesRowsBackUnchanged",
+                    HELD_CLAIM + "anOutcomeAfterTheDeadlineWritesNothing")),
+            entry(SqlServerStatements.MARK_SENT_HELD, List.of(
+                    HELD + "aSentRowIsNeverClaimedAgain",
+                    HELD + "markSentCountsOnlyRowsOfTheLease",
+                    HELD + "aStaleClaimerChangesNothingAfterItsRowsWereReclaimed",
+                    HELD_CLAIM + "anOutcomeRestartsTheDeadline")),
+            entry(SqlServerStatements.DELETE_SENT_HELD, List.of(
+                    "SqlServerHeldDeleteOnSendOutboxStoreTest#aSentRowIsNeverClaimedAgain",
+                    "SqlServerHeldDeleteOnSendOutboxStoreTest#markSentCountsOnlyRowsOfTheLease")),
+            entry(SqlServerStatements.RESCHEDULE_HELD, List.of(
+                    HELD + "rescheduleCountsTheAttemptAndKeepsTheReason",
+                    HELD + "aRetryNeverLetsLaterRowsOfItsAggregateOvertakeIt",
+                    HELD + "timeUntilNextDueIsTheDelayOfTheEarliestRetry",
+                    HELD_CLAIM + "aRescheduledRowIsDueItsDelayAfterTheRescheduleNotAfterTheClaim",
+                    HELD_CLAIM + "aStaleLeasedOutcomeIsFencedAfterAHeldClaimWroteItsOutcome")),
+            entry(SqlServerStatements.PARK_HELD, List.of(
+                    HELD + "aParkedRowIsNotClaimable",
+                    HELD + "aParkedRowHoldsItsAggregateUnderHoldAggregate",
+                    HELD + "statsCountPendingLeasedAndParkedRows")),
+            entry(SqlServerStatements.TIME_UNTIL_NEXT_DUE_HELD, List.of(
+                    HELD + "timeUntilNextDueIsEmptyWithoutPendingRows",
+                    HELD + "timeUntilNextDueIsZeroWhenARowIsClaimable",
+                    HELD + "timeUntilNextDueIsTheRemainingLeaseOfALeasedRow",
+                    HELD_CLAIM + "aRescheduledRowIsDueItsDelayAfterTheRescheduleNotAfterTheClaim")),
             entry(SqlServerStatements.MARK_SENT, List.of(
                     CONTRACT + "aSentRowIsNeverClaimedAgain",
                     CONTRACT + "markSentCountsOnlyRowsOfTheLease",
@@ -146,7 +191,8 @@ class StatementCoverageTest {
             SqlServerStatements.INSPECT_AGENT_SERVICECONTROL, "the fallback for accounts without VIEW SERVER STATE");
 
     private static final List<Class<?>> SUITES = List.of(SqlServerOutboxStoreTest.class,
-            SqlServerDeleteOnSendOutboxStoreTest.class, SqlServerOutboxStoreSqlTest.class,
+            SqlServerDeleteOnSendOutboxStoreTest.class, SqlServerHeldOutboxStoreTest.class,
+            SqlServerHeldDeleteOnSendOutboxStoreTest.class, SqlServerHeldClaimTest.class, SqlServerOutboxStoreSqlTest.class,
             SqlServerOutboxWriterTest.class, SqlServerCaptureStateStoreTest.class, SqlServerCaptureLockTest.class,
             SqlServerCaptureSourceInspectorTest.class);
 
@@ -198,6 +244,8 @@ class StatementCoverageTest {
     void theContractSuitesRunTheSharedContract() {
         assertThat(OutboxStoreContract.class).isAssignableFrom(SqlServerOutboxStoreTest.class);
         assertThat(OutboxStoreContract.class).isAssignableFrom(SqlServerDeleteOnSendOutboxStoreTest.class);
+        assertThat(OutboxStoreContract.class).isAssignableFrom(SqlServerHeldOutboxStoreTest.class);
+        assertThat(OutboxStoreContract.class).isAssignableFrom(SqlServerHeldDeleteOnSendOutboxStoreTest.class);
     }
 
     /** The @Test method a "Suite#method" reference names, declared in the suite or inherited; null if none. */
