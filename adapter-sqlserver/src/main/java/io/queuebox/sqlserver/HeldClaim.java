@@ -13,6 +13,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
 import java.util.function.ToIntFunction;
 import org.jdbi.v3.core.Handle;
 
@@ -78,19 +79,11 @@ final class HeldClaim {
      * @return how many of the rows this claim held; 0 when it was lost or is past its deadline
      */
     synchronized int resolve(Collection<UUID> eventIds, ToIntFunction<List<UUID>> write) {
-        if (ended) {
-            return 0;
-        }
-        if (pastDeadline()) {
-            abort();
-            return 0;
-        }
-        List<UUID> mine = eventIds.stream().distinct().filter(unresolved::contains).toList();
-        if (mine.isEmpty()) {
-            return 0;
-        }
-        busy = true;
-        try {
+        return whileLive(() -> {
+            List<UUID> mine = eventIds.stream().distinct().filter(unresolved::contains).toList();
+            if (mine.isEmpty()) {
+                return 0;
+            }
             write.applyAsInt(mine);
             deadlineNanos = System.nanoTime() + leaseLength.toNanos();
             unresolved.removeAll(mine);
@@ -103,15 +96,7 @@ final class HeldClaim {
                 }
             }
             return mine.size();
-        } catch (RuntimeException e) {
-            abort();
-            if (lost(e)) {
-                return 0;
-            }
-            throw e;
-        } finally {
-            busy = false;
-        }
+        });
     }
 
     /**
@@ -119,6 +104,19 @@ final class HeldClaim {
      * length; answers how many rows the claim still holds, 0 once it is lost or past its deadline.
      */
     synchronized int renew(Duration leaseLength, Runnable stillOpen) {
+        return whileLive(() -> {
+            stillOpen.run();
+            this.leaseLength = leaseLength;
+            deadlineNanos = System.nanoTime() + leaseLength.toNanos();
+            return unresolved.size();
+        });
+    }
+
+    /**
+     * Runs a statement of a claim that has neither ended nor passed its deadline (0 otherwise); a failure ends
+     * the claim, and one that says the transaction is gone counts as a lost claim: 0.
+     */
+    private int whileLive(IntSupplier statement) {
         if (ended) {
             return 0;
         }
@@ -128,10 +126,7 @@ final class HeldClaim {
         }
         busy = true;
         try {
-            stillOpen.run();
-            this.leaseLength = leaseLength;
-            deadlineNanos = System.nanoTime() + leaseLength.toNanos();
-            return unresolved.size();
+            return statement.getAsInt();
         } catch (RuntimeException e) {
             abort();
             if (lost(e)) {

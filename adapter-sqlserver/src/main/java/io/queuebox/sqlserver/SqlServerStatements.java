@@ -43,20 +43,9 @@ enum SqlServerStatements {
             + " DECLARE @candidates TABLE (event_id uniqueidentifier NOT NULL PRIMARY KEY, seq bigint NOT NULL,"
             + " aggregate_type nvarchar(255) NOT NULL, aggregate_id nvarchar(255) NOT NULL);"
             + " BEGIN TRANSACTION;"
-            + " INSERT INTO @candidates (event_id, seq, aggregate_type, aggregate_id)"
-            + " SELECT TOP (@maxRows) o.event_id, o.seq, o.aggregate_type, o.aggregate_id"
-            + " FROM {table} o WITH (UPDLOCK, ROWLOCK, READPAST)"
-            + " WHERE o.status = 'pending' AND o.next_attempt_at <= @now"
-            + " AND (o.lease_until IS NULL OR o.lease_until <= @now)"
-            + " AND NOT EXISTS (SELECT 1 FROM {table} e WITH (NOLOCK)"
-            + " WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.seq < o.seq"
-            + " AND ((e.status = 'pending' AND (e.next_attempt_at > @now OR e.lease_until > @now))"
-            + " OR (e.status = 'parked' AND @parkedHolds = 1)))"
+            + Ordered.CANDIDATES
             + " ORDER BY o.seq;"
-            + " DELETE c FROM @candidates c WHERE EXISTS (SELECT 1 FROM {table} e WITH (NOLOCK)"
-            + " WHERE e.aggregate_type = c.aggregate_type AND e.aggregate_id = c.aggregate_id AND e.seq < c.seq"
-            + " AND (e.status = 'pending' OR (e.status = 'parked' AND @parkedHolds = 1))"
-            + " AND NOT EXISTS (SELECT 1 FROM @candidates x WHERE x.event_id = e.event_id));"
+            + Ordered.GAPS
             + " UPDATE u SET lease_owner = @owner, lease_token = @token,"
             + " lease_until = DATEADD(microsecond, @leaseMicros, DATEADD(second, @leaseSeconds, @now))"
             + " OUTPUT " + Columns.inserted()
@@ -95,21 +84,10 @@ enum SqlServerStatements {
             + " DECLARE @now datetime2(7) = SYSUTCDATETIME();"
             + " DECLARE @candidates TABLE (event_id uniqueidentifier NOT NULL PRIMARY KEY, seq bigint NOT NULL,"
             + " aggregate_type nvarchar(255) NOT NULL, aggregate_id nvarchar(255) NOT NULL, locked bit NOT NULL DEFAULT 0);"
-            + " INSERT INTO @candidates (event_id, seq, aggregate_type, aggregate_id)"
-            + " SELECT TOP (@maxRows) o.event_id, o.seq, o.aggregate_type, o.aggregate_id"
-            + " FROM {table} o WITH (UPDLOCK, ROWLOCK, READPAST)"
-            + " WHERE o.status = 'pending' AND o.next_attempt_at <= @now"
-            + " AND (o.lease_until IS NULL OR o.lease_until <= @now)"
-            + " AND NOT EXISTS (SELECT 1 FROM {table} e WITH (NOLOCK)"
-            + " WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.seq < o.seq"
-            + " AND ((e.status = 'pending' AND (e.next_attempt_at > @now OR e.lease_until > @now))"
-            + " OR (e.status = 'parked' AND @parkedHolds = 1)))"
+            + Ordered.CANDIDATES
             + Held.HEAD_NOT_HELD_ELSEWHERE
             + " ORDER BY o.seq;"
-            + " DELETE c FROM @candidates c WHERE EXISTS (SELECT 1 FROM {table} e WITH (NOLOCK)"
-            + " WHERE e.aggregate_type = c.aggregate_type AND e.aggregate_id = c.aggregate_id AND e.seq < c.seq"
-            + " AND (e.status = 'pending' OR (e.status = 'parked' AND @parkedHolds = 1))"
-            + " AND NOT EXISTS (SELECT 1 FROM @candidates x WHERE x.event_id = e.event_id));"
+            + Ordered.GAPS
             + Held.LOCK_BY_KEY
             + " SELECT " + Columns.of("o") + " FROM @candidates c JOIN {table} o WITH (FORCESEEK)"
             + " ON o.event_id = c.event_id ORDER BY o.seq;"),
@@ -339,6 +317,32 @@ enum SqlServerStatements {
     }
 
     /** Pieces of the held claims. */
+    /** The steps the per-aggregate claims share, leased ({@link #CLAIM_ORDERED}) and held ({@link #CLAIM_ORDERED_HELD}). */
+    static final class Ordered {
+        /**
+         * Candidates: the first ready rows nobody else locks, with no earlier sibling of their aggregate that is
+         * leased, not yet due, or parked under HOLD_AGGREGATE (read as it is, NOLOCK). The caller ends the WHERE.
+         */
+        static final String CANDIDATES = " INSERT INTO @candidates (event_id, seq, aggregate_type, aggregate_id)"
+            + " SELECT TOP (@maxRows) o.event_id, o.seq, o.aggregate_type, o.aggregate_id"
+            + " FROM {table} o WITH (UPDLOCK, ROWLOCK, READPAST)"
+            + " WHERE o.status = 'pending' AND o.next_attempt_at <= @now"
+            + " AND (o.lease_until IS NULL OR o.lease_until <= @now)"
+            + " AND NOT EXISTS (SELECT 1 FROM {table} e WITH (NOLOCK)"
+            + " WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.seq < o.seq"
+            + " AND ((e.status = 'pending' AND (e.next_attempt_at > @now OR e.lease_until > @now))"
+            + " OR (e.status = 'parked' AND @parkedHolds = 1)))";
+
+        /** Gaps: drops a candidate behind an earlier pending (or holding parked) sibling that is not a candidate. */
+        static final String GAPS = " DELETE c FROM @candidates c WHERE EXISTS (SELECT 1 FROM {table} e WITH (NOLOCK)"
+            + " WHERE e.aggregate_type = c.aggregate_type AND e.aggregate_id = c.aggregate_id AND e.seq < c.seq"
+            + " AND (e.status = 'pending' OR (e.status = 'parked' AND @parkedHolds = 1))"
+            + " AND NOT EXISTS (SELECT 1 FROM @candidates x WHERE x.event_id = e.event_id));";
+
+        private Ordered() {
+        }
+    }
+
     static final class Held {
         /**
          * The candidate {@code o} is not behind an earliest pending earlier sibling that another transaction locks.
