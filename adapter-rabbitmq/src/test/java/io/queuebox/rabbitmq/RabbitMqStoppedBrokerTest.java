@@ -25,7 +25,7 @@ class RabbitMqStoppedBrokerTest {
 
     private static final Duration OUTAGE = Duration.ofSeconds(10);
 
-    private final RabbitMqTestBroker broker = new RabbitMqTestBroker("#");
+    private final RabbitMqTestBroker broker = RabbitMqTestBroker.surviving("#");
 
     @AfterEach
     void removeTheTopology() {

@@ -34,6 +34,19 @@ final class RabbitMqTestBroker implements AutoCloseable {
     private final List<Delivery> received = new CopyOnWriteArrayList<>();
 
     RabbitMqTestBroker(String bindingKey) {
+        this(bindingKey, false);
+    }
+
+    /**
+     * A topology that survives a broker restart, as a production one does: transient exchanges and queues
+     * vanish with {@code stop_app}, and until this consumer's connection recovery declares them again a
+     * publisher that reconnected first is rightly told the exchange does not exist.
+     */
+    static RabbitMqTestBroker surviving(String bindingKey) {
+        return new RabbitMqTestBroker(bindingKey, true);
+    }
+
+    private RabbitMqTestBroker(String bindingKey, boolean durable) {
         String name = "queuebox-test-" + UUID.randomUUID().toString().substring(0, 8);
         exchange = name;
         unboundExchange = name + ".unbound";
@@ -43,9 +56,9 @@ final class RabbitMqTestBroker implements AutoCloseable {
             factory.setUri(uri);
             connection = factory.newConnection("queuebox-test-consumer");
             channel = connection.createChannel();
-            channel.exchangeDeclare(exchange, "topic", false, false, null);
-            channel.exchangeDeclare(unboundExchange, "topic", false, false, null);
-            channel.queueDeclare(queue, false, false, false, null);
+            channel.exchangeDeclare(exchange, "topic", durable, false, null);
+            channel.exchangeDeclare(unboundExchange, "topic", durable, false, null);
+            channel.queueDeclare(queue, durable, false, false, null);
             channel.queueBind(queue, exchange, bindingKey);
             channel.basicConsume(queue, true, (tag, delivery) -> received.add(delivery), tag -> { });
         } catch (Exception e) {
