@@ -8,6 +8,7 @@ import io.queuebox.ports.CaptureConnector;
 import io.queuebox.ports.WakeReason;
 import java.io.IOException;
 import java.util.Properties;
+import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -21,6 +22,7 @@ import org.slf4j.LoggerFactory;
 final class DebeziumCaptureConnector implements CaptureConnector {
 
     private static final Logger LOG = LoggerFactory.getLogger(DebeziumCaptureConnector.class);
+    private static final String EVENT_ID = "event_id";
 
     private final Properties properties;
     private final String outboxTopic;
@@ -78,9 +80,31 @@ final class DebeziumCaptureConnector implements CaptureConnector {
         if (isInsertOrSnapshot(record)) {
             counters.wakeEvents.increment();
             counters.markEvent();
-            events.wake(WakeReason.CAPTURE);
+            UUID eventId = eventIdOf(record);
+            if (eventId == null) {
+                events.wake(WakeReason.CAPTURE);
+            } else {
+                events.wakeFor(WakeReason.CAPTURE, eventId);
+            }
         } else {
             counters.ignoredEvents.increment();
+        }
+    }
+
+    /**
+     * The inserted row's {@code event_id} (PostgreSQL's uuid and SQL Server's uniqueidentifier both arrive as
+     * text), or null when the record does not carry a readable one: then the wake-up names no row.
+     */
+    static UUID eventIdOf(SourceRecord record) {
+        if (!(record.value() instanceof Struct value) || value.schema().field("after") == null
+                || !(value.get("after") instanceof Struct after) || after.schema().field(EVENT_ID) == null
+                || !(after.get(EVENT_ID) instanceof String text)) {
+            return null;
+        }
+        try {
+            return UUID.fromString(text.trim());
+        } catch (IllegalArgumentException e) {
+            return null;
         }
     }
 

@@ -10,6 +10,9 @@ import io.queuebox.ports.WakeReason;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
@@ -47,11 +50,11 @@ class DebeziumPostgresCaptureTest {
         start(capture.create(settings, CaptureIdentity.random()), events);
 
         int base = awaitStreaming(events);
-        db.insert(5);
+        List<UUID> inserted = new ArrayList<>(db.insert(5));
         db.execute("UPDATE queuebox_outbox SET status = 'SENT'");
         db.execute("DELETE FROM queuebox_outbox");
         db.execute("INSERT INTO unrelated (note) VALUES ('not the outbox')");
-        db.insert(1); // a marker after the changes that must be ignored
+        inserted.addAll(db.insert(1)); // a marker after the changes that must be ignored
         await().atMost(Duration.ofSeconds(30)).until(() -> events.wakes.get() >= base + 6);
 
         // Let anything still in flight arrive before counting: nothing else may wake delivery.
@@ -60,6 +63,9 @@ class DebeziumPostgresCaptureTest {
                 .as("one wake-up per insert, none for the updates, deletes and the unrelated insert")
                 .isEqualTo(6);
         assertThat(events.failure.get()).isNull();
+        assertThat(events.named.subList(base, events.named.size()))
+                .as("each wake-up names the inserted row, so the engine can skip a row it claimed already")
+                .containsExactlyElementsOf(inserted);
         assertThat(capture.statistics().wakeEvents()).isEqualTo(events.wakes.get());
         assertThat(db.slotExists(settings.fingerprint().slot())).as("the connector created the slot").isTrue();
         assertThat(events.streamingStarted.get()).as("streaming start wakes delivery once").isEqualTo(1);
@@ -127,6 +133,13 @@ class DebeziumPostgresCaptureTest {
         final AtomicReference<Throwable> failure = new AtomicReference<>();
 
         final AtomicInteger streamingStarted = new AtomicInteger();
+        final List<UUID> named = new CopyOnWriteArrayList<>();
+
+        @Override
+        public void wakeFor(WakeReason reason, UUID eventId) {
+            named.add(eventId);
+            wake(reason);
+        }
 
         @Override
         public void wake(WakeReason reason) {

@@ -12,6 +12,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.UUID;
 
 /**
@@ -59,13 +61,18 @@ final class PostgresCaptureDatabase implements AutoCloseable {
                 stateDirectory.toString(), Duration.ofSeconds(30));
     }
 
-    void insert(int rows) throws SQLException {
+    /** Inserts {@code rows} outbox rows, one transaction each; answers their event ids. */
+    List<UUID> insert(int rows) throws SQLException {
+        List<UUID> ids = new ArrayList<>();
         try (Connection c = connect(); Statement st = c.createStatement()) {
             for (int i = 0; i < rows; i++) {
+                UUID id = UUID.randomUUID();
                 st.execute("INSERT INTO queuebox_outbox (event_id, aggregate_id, payload) VALUES ('"
-                        + UUID.randomUUID() + "', 'agg-" + i + "', '\\x00')");
+                        + id + "', 'agg-" + i + "', '\\x00')");
+                ids.add(id);
             }
         }
+        return ids;
     }
 
     void execute(String sql) throws SQLException {

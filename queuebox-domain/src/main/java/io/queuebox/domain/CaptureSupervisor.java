@@ -24,6 +24,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -316,6 +317,11 @@ public final class CaptureSupervisor implements WakeSource {
             @Override
             public void wake(WakeReason reason) {
                 delivery.wake(reason);
+            }
+
+            @Override
+            public void wakeFor(WakeReason reason, UUID eventId) {
+                delivery.wakeFor(reason, eventId);
             }
 
             @Override

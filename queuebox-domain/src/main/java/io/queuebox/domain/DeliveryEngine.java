@@ -116,6 +116,9 @@ public final class DeliveryEngine implements AutoCloseable {
 
     private static final Duration MAX_ERROR_PAUSE = Duration.ofSeconds(1);
     private static final Duration PEER_IDLE_WAIT = Duration.ofDays(1);
+    // Enough for the log to run seconds behind at thousands of rows per second; about 100 bytes an id.
+    private static final int MIN_RECENT_CLAIMS = 16_384;
+    private static final int MAX_RECENT_CLAIMS = 262_144;
 
     private enum State { NEW, RUNNING, STOPPING, STOPPED }
 
@@ -133,6 +136,7 @@ public final class DeliveryEngine implements AutoCloseable {
     private final WakeSignal signal = new WakeSignal();
     private final WakeSignal renewerSignal = new WakeSignal();
     private final Deadlines deadlines;
+    private final RecentClaims recentClaims;
     private final Map<LeaseToken, InFlightBatch> inFlight = new ConcurrentHashMap<>();
     private final Map<String, String> deadThreads = new ConcurrentHashMap<>();
     private final Map<String, String> failingThreads = new ConcurrentHashMap<>();
@@ -153,6 +157,8 @@ public final class DeliveryEngine implements AutoCloseable {
         this.errorPause = settings.wakeInterval().compareTo(MAX_ERROR_PAUSE) < 0 ? settings.wakeInterval()
                 : MAX_ERROR_PAUSE;
         this.deadlines = new Deadlines(clock);
+        this.recentClaims = new RecentClaims((int) Math.min(MAX_RECENT_CLAIMS, Math.max(MIN_RECENT_CLAIMS,
+                4L * settings.batchSize() * settings.workers() * settings.pipelineDepth())));
     }
 
     public static Builder builder() {
@@ -191,7 +197,7 @@ public final class DeliveryEngine implements AutoCloseable {
         renewer.start();
         for (WakeSource source : wakeSources) {
             try {
-                source.start(this::wake);
+                source.start(asWakeListener());
             } catch (RuntimeException e) {
                 listener.onError("wakeSource.start", e);
             }
@@ -217,9 +223,34 @@ public final class DeliveryEngine implements AutoCloseable {
         }
     }
 
+    /**
+     * {@link #wake}, unless this engine itself claimed the row {@code eventId} recently: then the claim the
+     * wake-up would start can only come back empty (the log that reported the row runs behind the table, and
+     * the row's own claim came first), so nothing is done. A row this engine released is due again and wakes
+     * as usual. Skipping never costs a message: the row is claimed already, and the wake interval still
+     * looks at the table.
+     */
+    public void wakeFor(WakeReason reason, UUID eventId) {
+        Objects.requireNonNull(reason, "reason");
+        if (eventId != null && recentClaims.contains(eventId)) {
+            return;
+        }
+        wake(reason);
+    }
+
     /** This engine as the listener a {@link WakeSource} calls. */
     public WakeSource.WakeListener asWakeListener() {
-        return this::wake;
+        return new WakeSource.WakeListener() {
+            @Override
+            public void wake(WakeReason reason) {
+                DeliveryEngine.this.wake(reason);
+            }
+
+            @Override
+            public void wakeFor(WakeReason reason, UUID eventId) {
+                DeliveryEngine.this.wakeFor(reason, eventId);
+            }
+        };
     }
 
     /** Whether the engine was started and not yet stopped. */
@@ -527,6 +558,7 @@ public final class DeliveryEngine implements AutoCloseable {
         }
         InFlightBatch flight = new InFlightBatch(batch, claimStart, settings.leaseLength(),
                 settings.leaseRenewalInterval());
+        recentClaims.claimed(flight.eventIds());
         if (signal.isShutdown()) {
             // The claim returned after shutdown began: hand the rows straight back.
             release(batch.lease(), flight.eventIds());
@@ -658,6 +690,7 @@ public final class DeliveryEngine implements AutoCloseable {
             }
         }
         if (!plan.released().isEmpty()) {
+            recentClaims.released(plan.released());
             try {
                 updated += store.release(lease, plan.released());
                 expected += plan.released().size();
@@ -679,6 +712,7 @@ public final class DeliveryEngine implements AutoCloseable {
     }
 
     private void release(LeaseToken lease, List<UUID> eventIds) {
+        recentClaims.released(eventIds);
         try {
             int released = store.release(lease, eventIds);
             if (released < eventIds.size()) {

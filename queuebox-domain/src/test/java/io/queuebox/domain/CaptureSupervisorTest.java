@@ -23,6 +23,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -67,6 +68,17 @@ class CaptureSupervisorTest {
 
         connectors.last().events.wake(WakeReason.CAPTURE);
         assertThat(wakes.reasons).contains(WakeReason.CAPTURE);
+    }
+
+    @Test
+    void aWakeUpThatNamesItsRowReachesDeliveryWithTheRow() {
+        CaptureSupervisor supervisor = started();
+        awaitState(supervisor, State.RUNNING);
+        UUID row = UUID.randomUUID();
+
+        connectors.last().events.wakeFor(WakeReason.CAPTURE, row);
+
+        assertThat(wakes.named).as("delivery hears which row, to skip a claim it made already").containsExactly(row);
     }
 
     @Test
@@ -516,10 +528,17 @@ class CaptureSupervisorTest {
 
     private static final class Wakes implements io.queuebox.ports.WakeSource.WakeListener {
         final List<WakeReason> reasons = new CopyOnWriteArrayList<>();
+        final List<UUID> named = new CopyOnWriteArrayList<>();
 
         @Override
         public void wake(WakeReason reason) {
             reasons.add(reason);
+        }
+
+        @Override
+        public void wakeFor(WakeReason reason, UUID eventId) {
+            named.add(eventId);
+            wake(reason);
         }
 
         int count(WakeReason reason) {

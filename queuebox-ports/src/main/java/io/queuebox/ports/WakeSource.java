@@ -1,5 +1,7 @@
 package io.queuebox.ports;
 
+import java.util.UUID;
+
 /**
  * Something that says "there may be new work now": a capture connector reading the database log, or
  * an application hint. A wake-up is only a hint; the engine always finds the work through the store,
@@ -25,5 +27,15 @@ public interface WakeSource extends AutoCloseable {
     @FunctionalInterface
     interface WakeListener {
         void wake(WakeReason reason);
+
+        /**
+         * A wake-up about one inserted row, for a source that knows which (a capture connector reads the row's
+         * event id from the log). The engine skips the claim when it already claimed that row itself: the log
+         * runs behind the table, so the row's claim often came before the news of it. The default wakes as
+         * {@link #wake} does.
+         */
+        default void wakeFor(WakeReason reason, UUID eventId) {
+            wake(reason);
+        }
     }
 }

@@ -1,0 +1,120 @@
+package io.queuebox.domain;
+
+import static io.queuebox.domain.Fixtures.anEventFor;
+import static io.queuebox.domain.Fixtures.order;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import io.queuebox.ports.Health;
+import io.queuebox.ports.OutboxEvent;
+import io.queuebox.ports.WakeReason;
+import io.queuebox.ports.WakeSource;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A wake-up that names its row ({@link WakeSource.WakeListener#wakeFor}): the capture connector reads the
+ * row from the log some milliseconds after it committed, and by then this engine has often claimed it. Such a
+ * wake-up starts no claim (it could only come back empty); any other row wakes as usual.
+ */
+class DeliveryEngineWakeForTest {
+
+    private static final Duration SOON = EngineHarness.SOON;
+
+    private final FakeOutboxStore store = new FakeOutboxStore(Clock.systemUTC());
+    private final FakePublisher publisher = new FakePublisher();
+    private final RecordingListener listener = new RecordingListener();
+    private final EngineHarness engines = new EngineHarness();
+    private final RecordingSource source = new RecordingSource();
+
+    @AfterEach
+    void stopEngines() {
+        engines.stopAll(publisher);
+    }
+
+    /** A wake source that hands its listener to the test, as the capture supervisor gets the engine's. */
+    private static final class RecordingSource implements WakeSource {
+        final AtomicReference<WakeListener> listener = new AtomicReference<>();
+
+        @Override
+        public void start(WakeListener delivery) {
+            listener.set(delivery);
+        }
+
+        @Override
+        public Health health() {
+            return Health.up("recording");
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+
+    private DeliveryEngine started(int depth) {
+        DeliveryEngine engine = engines.start(DeliveryEngine.builder().wakeSource(source), store, publisher, listener,
+                EngineHarness.oneWorker(depth, EngineHarness.LONG_INTERVAL));
+        // The first claim at start finds the table empty; from then on only wake-ups start claims.
+        await().atMost(SOON).until(() -> store.claimCalls.get() >= 1);
+        return engine;
+    }
+
+    private OutboxEvent added() {
+        OutboxEvent event = anEventFor(order(UUID.randomUUID().toString()));
+        store.add(event);
+        return event;
+    }
+
+    private int claimsAfterQuiet() {
+        int claims = store.claimCalls.get();
+        await().pollDelay(Duration.ofMillis(300)).atMost(SOON).until(() -> true);
+        return claims;
+    }
+
+    @Test
+    void aWakeUpAboutARowThisEngineClaimedAlreadyStartsNoClaim() {
+        started(1);
+        OutboxEvent event = added();
+        source.listener.get().wake(WakeReason.CAPTURE);
+        await().atMost(SOON).until(() -> store.count(RowStatus.SENT) == 1);
+        int claims = claimsAfterQuiet();
+
+        for (int i = 0; i < 5; i++) {
+            source.listener.get().wakeFor(WakeReason.CAPTURE, event.eventId());
+        }
+
+        await().pollDelay(Duration.ofMillis(300)).atMost(SOON).until(() -> true);
+        assertThat(store.claimCalls.get()).as("claims after five wake-ups about a row already claimed").isEqualTo(claims);
+    }
+
+    @Test
+    void aWakeUpAboutARowNotClaimedYetClaimsIt() {
+        started(1);
+        claimsAfterQuiet();
+        OutboxEvent event = added();
+
+        source.listener.get().wakeFor(WakeReason.CAPTURE, event.eventId());
+
+        await().atMost(SOON).until(() -> store.count(RowStatus.SENT) == 1);
+        assertThat(store.sentOrder).containsExactly(event.eventId());
+    }
+
+    @Test
+    void aRowAddedAfterTheClaimedOneIsStillClaimedByItsOwnWakeUp() {
+        started(2);
+        OutboxEvent first = added();
+        source.listener.get().wakeFor(WakeReason.CAPTURE, first.eventId());
+        await().atMost(SOON).until(() -> store.count(RowStatus.SENT) == 1);
+        OutboxEvent second = added();
+
+        source.listener.get().wakeFor(WakeReason.CAPTURE, first.eventId());
+        source.listener.get().wakeFor(WakeReason.CAPTURE, second.eventId());
+
+        await().atMost(SOON).until(() -> store.count(RowStatus.SENT) == 2);
+        assertThat(store.sentOrder).containsExactly(first.eventId(), second.eventId());
+    }
+}
