@@ -143,6 +143,10 @@ public final class DeliveryEngine implements AutoCloseable {
     private final List<Thread> threads = new ArrayList<>();
     private final List<Stage> stages = new ArrayList<>();
     private volatile CountDownLatch finished;
+    // Monotonic time the latest claim of any worker started, and the idle wait the workers last chose: when
+    // a peer polls while a batch is in flight.
+    private volatile long latestClaimStartNanos = System.nanoTime();
+    private volatile Duration currentIdleWait;
     private Thread renewer;
 
     private DeliveryEngine(Builder builder) {
@@ -157,6 +161,7 @@ public final class DeliveryEngine implements AutoCloseable {
         this.errorPause = settings.wakeInterval().compareTo(MAX_ERROR_PAUSE) < 0 ? settings.wakeInterval()
                 : MAX_ERROR_PAUSE;
         this.deadlines = new Deadlines(clock);
+        this.currentIdleWait = settings.wakeInterval();
         this.recentClaims = new RecentClaims((int) Math.min(MAX_RECENT_CLAIMS, Math.max(MIN_RECENT_CLAIMS,
                 4L * settings.batchSize() * settings.workers() * settings.pipelineDepth())));
     }
@@ -461,19 +466,22 @@ public final class DeliveryEngine implements AutoCloseable {
      * picks the short one at once.
      */
     private Duration idleWait() {
+        Duration wait = settings.fallbackWakeInterval();
         if (wakeSources.isEmpty()) {
-            return settings.wakeInterval();
+            wait = settings.wakeInterval();
         }
         for (WakeSource source : wakeSources) {
             try {
                 if (source.health().status() == Health.Status.UP) {
-                    return settings.wakeInterval();
+                    wait = settings.wakeInterval();
+                    break;
                 }
             } catch (RuntimeException e) {
                 listener.onError("wakeSource.health", e);
             }
         }
-        return settings.fallbackWakeInterval();
+        currentIdleWait = wait;
+        return wait;
     }
 
     private WakeSchedule.Wake planWake(Duration intervalLeft) {
@@ -483,10 +491,16 @@ public final class DeliveryEngine implements AutoCloseable {
 
     /**
      * Workers other than the first skip the interval while nothing is in flight, so an idle engine costs one
-     * claim per wake interval whatever the number of workers; a batch going in flight makes them replan.
+     * claim per wake interval whatever the number of workers; a batch going in flight makes them replan. The
+     * claim that took that batch took every row due then, so a peer looks an interval after the latest claim
+     * started, not at once (at 200 events/s polling, that immediate look made 21 % of all claims empty).
      */
     private WakeSchedule.Wake planPeerWake(Duration intervalLeft) {
-        return planWake(inFlight.isEmpty() ? PEER_IDLE_WAIT : intervalLeft);
+        if (inFlight.isEmpty()) {
+            return planWake(PEER_IDLE_WAIT);
+        }
+        Duration afterLatestClaim = currentIdleWait.minusNanos(System.nanoTime() - latestClaimStartNanos);
+        return planWake(afterLatestClaim.compareTo(intervalLeft) > 0 ? afterLatestClaim : intervalLeft);
     }
 
     private void learnDeadlinesLeftByEarlierRuns() {
@@ -542,6 +556,7 @@ public final class DeliveryEngine implements AutoCloseable {
      * the stage and returns at once.
      */
     private Cycle deliverOnce(Stage stage, long newsBefore) {
+        latestClaimStartNanos = System.nanoTime();
         Instant claimStart = clock.instant();
         deadlines.reachedAt(claimStart);
         ClaimBatch batch;

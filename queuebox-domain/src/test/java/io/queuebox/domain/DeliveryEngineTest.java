@@ -419,6 +419,27 @@ class DeliveryEngineTest {
     }
 
     @Test
+    void whenABatchGoesInFlightAnIdlePeerWaitsAnIntervalBeforeItPolls() {
+        // Polling at 200 events/s, 21 % of claims came back empty: a peer idle for longer than the interval
+        // claimed the moment another worker's batch went in flight, just after that claim took every due row.
+        DeliveryEngine engine = started(settings().workers(2).wakeInterval(Duration.ofMillis(400)));
+        await().atMost(SOON).until(() -> store.claimCalls.get() >= 2); // each worker's first claim
+        await().pollDelay(Duration.ofMillis(900)).atMost(SOON).until(() -> true); // the peer idles past an interval
+        publisher.gate = new CountDownLatch(1);
+        int claims = store.claimCalls.get();
+        eventsOf(order("a"), 1);
+        await().atMost(SOON).until(() -> publisher.calls.get() == 1); // worker 1's poll took it and is publishing
+
+        await().pollDelay(Duration.ofMillis(200)).atMost(SOON).until(() -> true);
+
+        assertThat(store.claimCalls.get()).as("claims: the poll that took the row, none within half an interval"
+                + " of its batch going in flight").isEqualTo(claims + 1);
+        publisher.gate.countDown();
+        awaitAllSent(1);
+        assertThat(engine.isRunning()).isTrue();
+    }
+
+    @Test
     void aWakeUpForTheNextRowOfABusyAggregateIsNotLostToAnIdlePeer() {
         // Found by review: the peer that took the wake-up found the row held back by the batch in flight, and
         // the busy worker, no longer woken by every wake-up, waited the 30 s interval.
