@@ -177,6 +177,48 @@ final class Brokers implements AutoCloseable {
         }
     }
 
+    /** Messages ready in the bench queue (published, not yet delivered to a consumer); -1 if RabbitMQ does not answer. */
+    long queueDepth() {
+        try (Channel channel = rabbit.createChannel()) {
+            return channel.queueDeclarePassive(QUEUE).getMessageCount();
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    /**
+     * The broker side of a diagnostic: the bench queue's depth and RabbitMQ's alarms (memory, disk), the latter
+     * from {@code rabbitmqctl} on this machine if it answers within 10 s.
+     */
+    String rabbitDiagnostic() {
+        return "RabbitMQ queue ready=" + queueDepth() + ", alarms " + rabbitAlarms();
+    }
+
+    /**
+     * {@code rabbitmqctl -q eval 'rabbit_alarm:get_alarms().'} ({@code []} when none), or why it gave no answer: the
+     * command missing, failing or taking more than 10 s. Never throws.
+     */
+    static String rabbitAlarms() {
+        java.nio.file.Path output = null;
+        try {
+            output = java.nio.file.Files.createTempFile("queuebox-bench-alarms-", ".txt");
+            Process process = new ProcessBuilder("rabbitmqctl", "-q", "eval", "rabbit_alarm:get_alarms().")
+                    .redirectErrorStream(true).redirectOutput(output.toFile()).start();
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                return "unknown (rabbitmqctl took more than 10 s)";
+            }
+            String text = java.nio.file.Files.readString(output).strip().replaceAll("\\s+", " ");
+            return process.exitValue() == 0 ? text : "unknown (rabbitmqctl exit " + process.exitValue() + ": " + text + ")";
+        } catch (Exception e) {
+            return "unknown (" + e.getMessage() + ")";
+        } finally {
+            if (output != null) {
+                output.toFile().delete();
+            }
+        }
+    }
+
     /** Consumes the bench queue, calling back with the message id and headers; close the channel to stop. */
     Channel consume(java.util.function.BiConsumer<String, Map<String, Object>> onMessage) throws Exception {
         Channel channel = rabbit.createChannel();
