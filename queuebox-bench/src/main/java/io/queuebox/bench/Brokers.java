@@ -40,6 +40,7 @@ final class Brokers implements AutoCloseable {
     private final String kafkaBootstrap;
     private final String kafkaDescription;
     private final AutoCloseable inProcessKafka;
+    private org.apache.kafka.clients.admin.Admin kafkaAdmin;
 
     private Brokers(String rabbitUri, Connection rabbit, String kafkaBootstrap, String kafkaDescription,
                     AutoCloseable inProcessKafka) {
@@ -354,9 +355,34 @@ final class Brokers implements AutoCloseable {
         return (System.nanoTime() - startNanos) / 1e9;
     }
 
+    /**
+     * What the broker holds for the bench so far: the messages ready in the RabbitMQ queue, or the sum of the
+     * Kafka topic's end offsets. A drain reads it before and after (with no consumer on the queue in between), so
+     * the difference is what the broker took in.
+     */
+    long held(String broker) throws Exception {
+        if (broker.equals("rabbitmq")) {
+            try (Channel channel = rabbit.createChannel()) {
+                return channel.queueDeclarePassive(QUEUE).getMessageCount();
+            }
+        }
+        if (kafkaAdmin == null) {
+            kafkaAdmin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers", kafkaBootstrap));
+        }
+        var topic = kafkaAdmin.describeTopics(List.of(TOPIC)).allTopicNames().get(30, TimeUnit.SECONDS).get(TOPIC);
+        Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> latest = new HashMap<>();
+        topic.partitions().forEach(p -> latest.put(new org.apache.kafka.common.TopicPartition(TOPIC, p.partition()),
+                org.apache.kafka.clients.admin.OffsetSpec.latest()));
+        return kafkaAdmin.listOffsets(latest).all().get(30, TimeUnit.SECONDS).values().stream()
+                .mapToLong(org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo::offset).sum();
+    }
+
     @Override
     public void close() throws Exception {
         try {
+            if (kafkaAdmin != null) {
+                kafkaAdmin.close();
+            }
             rabbit.close();
         } finally {
             if (inProcessKafka != null) {
