@@ -113,6 +113,11 @@ final class Report {
         StringBuilder md = new StringBuilder();
         md.append("### Run of ").append(results.get("date")).append(" (").append(results.get("suite")).append(" suite, ")
                 .append(results.get("elapsedSeconds")).append(" s)\n\n");
+        if (results.get("failures") instanceof List<?> failures && !failures.isEmpty()) {
+            md.append("The run failed (the bench exited non-zero):\n\n");
+            failures.forEach(failure -> md.append("- ").append(failure).append('\n'));
+            md.append('\n');
+        }
         md.append("| machine | |\n| --- | --- |\n");
         map(results.get("machine")).forEach((k, v) -> md.append("| ").append(k).append(" | ").append(v).append(" |\n"));
         md.append("\n<details><summary>Settings</summary>\n\n| setting | |\n| --- | --- |\n");

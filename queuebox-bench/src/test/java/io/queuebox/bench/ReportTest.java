@@ -108,6 +108,7 @@ class ReportTest {
         mode.put("steady", List.of(fine, lost, late));
         results.put("latency", List.of(mode));
         results.put("latencyComparison", Peers.latencyMedians(List.of(mode)));
+        results.put("failures", List.of("latency: QueueBox notify, rep 2, 1000/s: 2 of 50 events never seen"));
 
         String md = new Report(results).markdown(null);
 
@@ -117,7 +118,8 @@ class ReportTest {
                 .contains("- QueueBox notify, rep 2, 5000/s: 100 of 100 events not seen within 10 s; 100 seen late"
                         + " (the last 31200 ms after the end of production), 0 never seen. At 10 s: outbox pending=90, leased=10, parked=0")
                 .contains("- QueueBox notify, rep 2, 1000/s: 3 of 50 events not seen within 10 s; 1 seen late, 2 never seen")
-                .doesNotContain("200/s: 0 of");
+                .doesNotContain("200/s: 0 of")
+                .contains("The run failed (the bench exited non-zero):\n\n- latency: QueueBox notify, rep 2, 1000/s: 2 of 50 events never seen\n");
         assertThat(Report.neverSeen(List.of(mode))).containsExactly("QueueBox notify, rep 2, 1000/s: 2 of 50 events never seen");
     }
 
