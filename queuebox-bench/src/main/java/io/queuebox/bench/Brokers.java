@@ -34,6 +34,8 @@ final class Brokers implements AutoCloseable {
     static final String EXCHANGE = "queuebox-bench";
     static final String QUEUE = "queuebox-bench";
     static final String TOPIC = "queuebox-bench";
+    /** The exclusive queue a running bench holds (see {@link #open}). */
+    static final String RUNNING = "queuebox-bench-running";
 
     private final String rabbitUri;
     private final Connection rabbit;
@@ -59,6 +61,15 @@ final class Brokers implements AutoCloseable {
         ConnectionFactory factory = new ConnectionFactory();
         factory.setUri(rabbitUri);
         Connection rabbit = factory.newConnection("queuebox-bench");
+        try (Channel channel = rabbit.createChannel()) {
+            // Two benches on one broker share the queue (and, as a rule, the database): each consumer would take
+            // the other's messages. An exclusive queue, held while this connection lives, lets one run at a time.
+            channel.queueDeclare(RUNNING, false, true, true, Map.of());
+        } catch (java.io.IOException e) {
+            rabbit.close();
+            throw new IllegalStateException("another bench is running against this RabbitMQ (it holds the exclusive queue "
+                    + RUNNING + "); running both would mix their messages and outbox rows", e);
+        }
         try (Channel channel = rabbit.createChannel()) {
             channel.exchangeDeclare(EXCHANGE, "topic", true);
             channel.queueDeclare(QUEUE, true, false, false, Map.of());

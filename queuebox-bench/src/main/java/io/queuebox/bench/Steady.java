@@ -60,9 +60,9 @@ final class Steady {
      * Runs {@code rate} events per second for {@code warmup + measure}, waits up to {@code window} (10 s in the
      * bench) for every measured event to reach every observer, and answers one row per observer (in the order of
      * {@code observers}). The percentiles and {@code notConsumedWithin10s} are over what was seen within the window.
-     * When something is still unseen at the end of the window, {@code diagnostic} (if given; it must not throw) is
-     * asked once what the system under test looks like, and the run waits up to {@code extendedWait} more: each row
-     * then says how many events arrived after the window ({@code seenLate}), how many never arrived
+     * When something is still unseen at the end of the window, {@code diagnostic} (if given; should it throw, the
+     * failure is recorded in its place) is asked once what the system under test looks like, and the run waits up
+     * to {@code extendedWait} more: each row then says how many events arrived after the window ({@code seenLate}), how many never arrived
      * ({@code neverSeen}), and when the last measured event arrived, in ms after the end of production
      * ({@code lastSeenAfterEndMs}, null while any is missing).
      */
