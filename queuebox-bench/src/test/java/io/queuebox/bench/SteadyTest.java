@@ -14,7 +14,7 @@ import org.junit.jupiter.api.Test;
 class SteadyTest {
 
     private static final Duration WINDOW = Duration.ofMillis(200);
-    private static final Duration EXTENDED = Duration.ofMillis(1500);
+    private static final Duration EXTENDED = Duration.ofMillis(2000);
 
     /** Commits e0, e1 and e2 (indexes 0-2; later indexes commit nothing), handing each id to {@code onCommit}. */
     private static Steady.Producer producer(java.util.function.BiConsumer<String, Long> onCommit) {
@@ -40,9 +40,9 @@ class SteadyTest {
         Map<String, Long> seen = new ConcurrentHashMap<>();
         long start = System.nanoTime();
         Thread late = new Thread(() -> {
-            // Production ends about 500 ms after the start and the window 200 ms later: 1,000 ms is after it and
-            // well before the end of the extended wait.
-            long wait = start + Duration.ofMillis(1000).toNanos() - System.nanoTime();
+            // Production ends about 500 ms after the start and the window 200 ms later: 1,200 ms is 500 ms after it
+            // and 1,500 ms before the end of the extended wait.
+            long wait = start + Duration.ofMillis(1200).toNanos() - System.nanoTime();
             try {
                 Thread.sleep(Math.max(0, wait / 1_000_000));
             } catch (InterruptedException e) {
