@@ -151,6 +151,8 @@ public final class BenchCommand implements Callable<Integer> {
             }
         }
         long started = System.nanoTime();
+        // What makes the run fail once its results are written: events never delivered, a broker short of a drain.
+        List<String> failures = new ArrayList<>();
         Map<String, Object> results = new LinkedHashMap<>();
         String date = ZonedDateTime.now(ZoneOffset.UTC).format(DateTimeFormatter.ofPattern("yyyy-MM-dd'T'HH-mm'Z'"));
         results.put("date", date);
@@ -263,10 +265,14 @@ public final class BenchCommand implements Callable<Integer> {
                             row.get("targetPerSecond"), row.get("p50Ms"), row.get("p99Ms"), row.get("cpuMsPer1000"),
                             row.get("cpuAboveIdleMsPer1000"), row.get("endPoint"));
                 }
+                for (String line : Report.behind(modes)) {
+                    out.println("  not all seen within " + Steady.WINDOW.toSeconds() + " s: " + line);
+                }
+                Report.neverSeen(modes).forEach(cell -> failures.add("latency: " + cell));
                 if (smoke) {
                     for (Map<String, Object> row : medians) {
                         if (((Number) row.get("events")).longValue() == 0 || ((Number) row.get("notSeen")).longValue() != 0) {
-                            throw new IllegalStateException("steady rate lost events: " + row);
+                            failures.add("smoke: steady rate lost events: " + row);
                         }
                     }
                 }
@@ -289,11 +295,18 @@ public final class BenchCommand implements Callable<Integer> {
                 results.put("scaleOut", scale);
             }
             db.reset();
+            drain.shortfalls().forEach(shortfall -> failures.add("drain: " + shortfall));
         }
         double seconds = Brokers.seconds(started);
         results.put("elapsedSeconds", Math.round(seconds));
+        results.put("failures", failures);
         out.printf("Finished in %.0f s%n", seconds);
         write(results, date);
+        if (!failures.isEmpty()) {
+            System.err.println("The bench FAILED (figures kept in " + resultsDir + "): " + failures.size() + " cell(s) did not deliver everything");
+            failures.forEach(failure -> System.err.println("  " + failure));
+            return 1;
+        }
         return 0;
     }
 

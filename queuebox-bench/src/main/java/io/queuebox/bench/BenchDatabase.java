@@ -217,6 +217,21 @@ final class BenchDatabase implements AutoCloseable {
         }
     }
 
+    /**
+     * The outbox table's unsent rows: pending (and of those, leased by a worker now), and parked; never throws
+     * (a failure is named in the answer).
+     */
+    String outboxState() {
+        try (Connection c = pool.getConnection(); Statement st = c.createStatement(); ResultSet rs = st.executeQuery(
+                "SELECT count(*) FILTER (WHERE status = 'pending'), count(*) FILTER (WHERE status = 'pending' AND lease_until > now()),"
+                        + " count(*) FILTER (WHERE status = 'parked') FROM " + TABLE)) {
+            rs.next();
+            return "outbox pending=" + rs.getLong(1) + ", leased=" + rs.getLong(2) + ", parked=" + rs.getLong(3);
+        } catch (SQLException e) {
+            return "outbox state unknown (" + e.getMessage() + ")";
+        }
+    }
+
     void execute(String sql) throws SQLException {
         try (Connection c = pool.getConnection(); Statement st = c.createStatement()) {
             st.execute(sql);

@@ -34,12 +34,15 @@ final class Brokers implements AutoCloseable {
     static final String EXCHANGE = "queuebox-bench";
     static final String QUEUE = "queuebox-bench";
     static final String TOPIC = "queuebox-bench";
+    /** The exclusive queue a running bench holds (see {@link #open}). */
+    static final String RUNNING = "queuebox-bench-running";
 
     private final String rabbitUri;
     private final Connection rabbit;
     private final String kafkaBootstrap;
     private final String kafkaDescription;
     private final AutoCloseable inProcessKafka;
+    private org.apache.kafka.clients.admin.Admin kafkaAdmin;
 
     private Brokers(String rabbitUri, Connection rabbit, String kafkaBootstrap, String kafkaDescription,
                     AutoCloseable inProcessKafka) {
@@ -58,6 +61,15 @@ final class Brokers implements AutoCloseable {
         ConnectionFactory factory = new ConnectionFactory();
         factory.setUri(rabbitUri);
         Connection rabbit = factory.newConnection("queuebox-bench");
+        try (Channel channel = rabbit.createChannel()) {
+            // Two benches on one broker share the queue (and, as a rule, the database): each consumer would take
+            // the other's messages. An exclusive queue, held while this connection lives, lets one run at a time.
+            channel.queueDeclare(RUNNING, false, true, true, Map.of());
+        } catch (java.io.IOException e) {
+            rabbit.close();
+            throw new IllegalStateException("another bench is running against this RabbitMQ (it holds the exclusive queue "
+                    + RUNNING + "); running both would mix their messages and outbox rows", e);
+        }
         try (Channel channel = rabbit.createChannel()) {
             channel.exchangeDeclare(EXCHANGE, "topic", true);
             channel.queueDeclare(QUEUE, true, false, false, Map.of());
@@ -174,6 +186,48 @@ final class Brokers implements AutoCloseable {
     void purgeQueue() throws Exception {
         try (Channel channel = rabbit.createChannel()) {
             channel.queuePurge(QUEUE);
+        }
+    }
+
+    /** Messages ready in the bench queue (published, not yet delivered to a consumer); -1 if RabbitMQ does not answer. */
+    long queueDepth() {
+        try (Channel channel = rabbit.createChannel()) {
+            return channel.queueDeclarePassive(QUEUE).getMessageCount();
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    /**
+     * The broker side of a diagnostic: the bench queue's depth and RabbitMQ's alarms (memory, disk), the latter
+     * from {@code rabbitmqctl} on this machine if it answers within 10 s.
+     */
+    String rabbitDiagnostic() {
+        return "RabbitMQ queue ready=" + queueDepth() + ", alarms " + rabbitAlarms();
+    }
+
+    /**
+     * {@code rabbitmqctl -q eval 'rabbit_alarm:get_alarms().'} ({@code []} when none), or why it gave no answer: the
+     * command missing, failing or taking more than 10 s. Never throws.
+     */
+    static String rabbitAlarms() {
+        java.nio.file.Path output = null;
+        try {
+            output = java.nio.file.Files.createTempFile("queuebox-bench-alarms-", ".txt");
+            Process process = new ProcessBuilder("rabbitmqctl", "-q", "eval", "rabbit_alarm:get_alarms().")
+                    .redirectErrorStream(true).redirectOutput(output.toFile()).start();
+            if (!process.waitFor(10, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                return "unknown (rabbitmqctl took more than 10 s)";
+            }
+            String text = java.nio.file.Files.readString(output).strip().replaceAll("\\s+", " ");
+            return process.exitValue() == 0 ? text : "unknown (rabbitmqctl exit " + process.exitValue() + ": " + text + ")";
+        } catch (Exception e) {
+            return "unknown (" + e.getMessage() + ")";
+        } finally {
+            if (output != null) {
+                output.toFile().delete();
+            }
         }
     }
 
@@ -312,9 +366,34 @@ final class Brokers implements AutoCloseable {
         return (System.nanoTime() - startNanos) / 1e9;
     }
 
+    /**
+     * What the broker holds for the bench so far: the messages ready in the RabbitMQ queue, or the sum of the
+     * Kafka topic's end offsets. A drain reads it before and after (with no consumer on the queue in between), so
+     * the difference is what the broker took in.
+     */
+    long held(String broker) throws Exception {
+        if (broker.equals("rabbitmq")) {
+            try (Channel channel = rabbit.createChannel()) {
+                return channel.queueDeclarePassive(QUEUE).getMessageCount();
+            }
+        }
+        if (kafkaAdmin == null) {
+            kafkaAdmin = org.apache.kafka.clients.admin.Admin.create(Map.of("bootstrap.servers", kafkaBootstrap));
+        }
+        var topic = kafkaAdmin.describeTopics(List.of(TOPIC)).allTopicNames().get(30, TimeUnit.SECONDS).get(TOPIC);
+        Map<org.apache.kafka.common.TopicPartition, org.apache.kafka.clients.admin.OffsetSpec> latest = new HashMap<>();
+        topic.partitions().forEach(p -> latest.put(new org.apache.kafka.common.TopicPartition(TOPIC, p.partition()),
+                org.apache.kafka.clients.admin.OffsetSpec.latest()));
+        return kafkaAdmin.listOffsets(latest).all().get(30, TimeUnit.SECONDS).values().stream()
+                .mapToLong(org.apache.kafka.clients.admin.ListOffsetsResult.ListOffsetsResultInfo::offset).sum();
+    }
+
     @Override
     public void close() throws Exception {
         try {
+            if (kafkaAdmin != null) {
+                kafkaAdmin.close();
+            }
             rabbit.close();
         } finally {
             if (inProcessKafka != null) {

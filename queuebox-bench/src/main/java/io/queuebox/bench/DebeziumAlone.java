@@ -134,7 +134,7 @@ final class DebeziumAlone {
                 observers.put("received", received);
                 observers.put("consumed", consumed);
                 Map<String, Map<String, Object>> rows = Steady.run("Debezium alone", rate, warmup, measure, this::session,
-                        observers, out);
+                        observers, out, brokers::rabbitDiagnostic, Steady.WINDOW, Steady.EXTENDED_WAIT);
                 if (failure.get() != null) {
                     throw new IllegalStateException("Debezium alone failed", failure.get());
                 }

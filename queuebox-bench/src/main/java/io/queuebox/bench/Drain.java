@@ -12,7 +12,10 @@ import java.util.Map;
 
 /**
  * Workload 1: a pending backlog drained as fast as the relay goes, next to the pure-SQL floor of the same
- * configuration and the broker's own ceiling.
+ * configuration and the broker's own ceiling. Each drain checks, outside the timed part, that the relay delivered
+ * every row, with no failure, that no row is left unsent, and that the broker took in at least as many messages
+ * (queue depth or end offsets before and after): the first three stop the bench at once, the last is recorded in
+ * {@link #shortfalls()} and fails it after the results are written.
  */
 final class Drain {
 
@@ -20,6 +23,8 @@ final class Drain {
     private final Brokers brokers;
     private final Floor floor;
     private final PrintStream out;
+    /** Drains whose broker took in fewer messages than rows were marked sent; the bench fails if any. */
+    private final List<String> shortfalls = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     Drain(BenchDatabase db, Brokers brokers, Floor floor, PrintStream out) {
         this.db = db;
@@ -63,6 +68,7 @@ final class Drain {
         db.fill(rows, aggregates);
         MessagePublisher publisher = broker.equals("none") ? Relay.NO_OP : brokers.relayPublisher(broker);
         try {
+            long heldBefore = broker.equals("none") ? 0 : brokers.held(broker);
             Relay relay = new Relay(outbox.store(), publisher,
                     Relay.settings(ordered, workers, batch, Duration.ofMillis(100), pipelineDepth), List.of());
             Cpu cpu = Cpu.start();
@@ -91,6 +97,18 @@ final class Drain {
             String stats = String.format(Locale.ROOT, "claims %d (empty %d), mean claim %.1f ms, mean publish %.1f ms",
                     relay.claims.get(), relay.emptyClaims.get(), relay.claimNanos.get() / 1e6 / Math.max(1, relay.claims.get()),
                     relay.publishNanos.get() / 1e6 / Math.max(1, relay.claims.get() - relay.emptyClaims.get()));
+            if (!broker.equals("none")) {
+                // Every row is marked sent; the broker must also hold at least as many messages (more: a redelivery).
+                long received = brokers.held(broker) - heldBefore;
+                stats += ", broker received " + received;
+                if (received < rows) {
+                    String shortfall = String.format(Locale.ROOT, "drain to %s (ordered %s, workers %d, batch %d, pipelineDepth %d%s):"
+                                    + " %d rows marked sent but the broker received %d", broker, ordered, workers, batch,
+                            pipelineDepth, deleteOnSend ? ", deleteOnSend" : "", rows, received);
+                    shortfalls.add(shortfall);
+                    out.println("      " + shortfall);
+                }
+            }
             return new Run(measured.rowsPerSecond(), measured.cpuMsPerThousand(), measured.cpuAboveIdleMsPerThousand(), stats);
         } finally {
             if (publisher != Relay.NO_OP) {
@@ -100,6 +118,11 @@ final class Drain {
                 brokers.purgeQueue();
             }
         }
+    }
+
+    /** The drains so far whose broker received fewer messages than rows were sent (see the class comment). */
+    List<String> shortfalls() {
+        return List.copyOf(shortfalls);
     }
 
     double brokerCeiling(String broker, int rows, int aggregates) throws Exception {

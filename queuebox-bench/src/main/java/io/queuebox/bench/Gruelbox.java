@@ -296,8 +296,18 @@ final class Gruelbox {
             };
             List<Map<String, Object>> steady = new ArrayList<>();
             for (int rate : rates) {
-                steady.add(Steady.run("gruelbox", rate, warmup, measure, producer, Map.of("consumed", consumed), out)
-                        .get("consumed"));
+                // Asked when events are still unseen at the end of the 10 s window: gruelbox deletes what it processed.
+                java.util.function.Supplier<String> diagnostic = () -> {
+                    String left;
+                    try {
+                        left = "gruelbox entries left=" + db.count(TABLE, "true");
+                    } catch (java.sql.SQLException e) {
+                        left = "gruelbox entries unknown (" + e.getMessage() + ")";
+                    }
+                    return left + "; " + brokers.rabbitDiagnostic();
+                };
+                steady.add(Steady.run("gruelbox", rate, warmup, measure, producer, Map.of("consumed", consumed), out,
+                        diagnostic, Steady.WINDOW, Steady.EXTENDED_WAIT).get("consumed"));
                 if (gruelbox.failed.get() > 0) {
                     throw new IllegalStateException("gruelbox failed " + gruelbox.failed.get() + " entries", gruelbox.lastFailure.get());
                 }

@@ -129,8 +129,16 @@ final class Latency {
                 Runnable afterCommit = mode.equals("after-commit") ? relay::wake : () -> { };
                 long claims0 = relay.claims.get();
                 long empty0 = relay.emptyClaims.get();
+                CaptureSupervisor capture = supervisor;
+                // Asked when events are still unseen at the end of the 10 s window: where they are.
+                java.util.function.Supplier<String> diagnostic = () -> db.outboxState()
+                        + "; relay delivered=" + relay.delivered.get() + ", failures=" + relay.failures.get()
+                        + (relay.lastError.get() == null ? "" : " (last: " + relay.lastError.get() + ")")
+                        + (capture == null ? "" : "; capture " + capture.status().state())
+                        + "; " + brokers.rabbitDiagnostic();
                 Map<String, Object> row = Steady.run((String) result.get("system"), rate, warmup, measure,
-                        () -> session(afterCommit), Map.of("consumed", consumed), out).get("consumed");
+                        () -> session(afterCommit), Map.of("consumed", consumed), out, diagnostic, Steady.WINDOW,
+                        Steady.EXTENDED_WAIT).get("consumed");
                 // Claims over the warm-up and the measured seconds: the share that found nothing (a wake-up whose
                 // rows another worker had taken, or a poll of an empty table).
                 long claims = relay.claims.get() - claims0;

@@ -143,7 +143,7 @@ final class Peers {
 
     /**
      * The latency side by side: per system and rate, the medians over the repetitions of p50, p99, p99.9 and CPU
-     * per 1,000 events. {@code modes} holds one entry per system and repetition, each with its {@code steady} rows
+     * per 1,000 events, and the sums of the events, of those not seen within 10 s, seen late and never seen. {@code modes} holds one entry per system and repetition, each with its {@code steady} rows
      * (and Debezium's {@code steadyConsumed}).
      */
     static List<Map<String, Object>> latencyMedians(List<Map<String, Object>> modes) {
@@ -165,6 +165,10 @@ final class Peers {
             row.put("reps", reps.size());
             row.put("events", Stats.sum(Stats.column(reps, "events")));
             row.put("notSeen", Stats.sum(Stats.column(reps, "notConsumedWithin10s")));
+            // Of those, how many arrived after the 10 s window and how many never did (null in results from before
+            // the bench waited longer).
+            row.put("seenLate", sumOrNull(Stats.column(reps, "seenLate")));
+            row.put("neverSeen", sumOrNull(Stats.column(reps, "neverSeen")));
             row.put("p50Ms", Stats.median(Stats.column(reps, "p50Ms")));
             row.put("p99Ms", Stats.median(Stats.column(reps, "p99Ms")));
             row.put("p999Ms", Stats.median(Stats.column(reps, "p999Ms")));
@@ -173,6 +177,10 @@ final class Peers {
             table.add(row);
         }
         return table;
+    }
+
+    private static Long sumOrNull(List<Number> values) {
+        return values.stream().allMatch(java.util.Objects::isNull) ? null : Stats.sum(values);
     }
 
     @SuppressWarnings("unchecked")

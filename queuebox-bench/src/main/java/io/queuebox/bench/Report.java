@@ -113,6 +113,11 @@ final class Report {
         StringBuilder md = new StringBuilder();
         md.append("### Run of ").append(results.get("date")).append(" (").append(results.get("suite")).append(" suite, ")
                 .append(results.get("elapsedSeconds")).append(" s)\n\n");
+        if (results.get("failures") instanceof List<?> failures && !failures.isEmpty()) {
+            md.append("The run failed (the bench exited non-zero):\n\n");
+            failures.forEach(failure -> md.append("- ").append(failure).append('\n'));
+            md.append('\n');
+        }
         md.append("| machine | |\n| --- | --- |\n");
         map(results.get("machine")).forEach((k, v) -> md.append("| ").append(k).append(" | ").append(v).append(" |\n"));
         md.append("\n<details><summary>Settings</summary>\n\n| setting | |\n| --- | --- |\n");
@@ -190,17 +195,26 @@ final class Report {
             List<Map<String, Object>> comparison = list("latencyComparison");
             if (!comparison.isEmpty()) {
                 md.append("\n#### Latency side by side (medians over the repetitions)\n\n");
-                md.append("| system | end point | target/s | p50 ms | p99 ms | p99.9 ms | CPU ms/1000 (above idle) | reps | events | not seen |\n");
-                md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+                md.append("| system | end point | target/s | p50 ms | p99 ms | p99.9 ms | CPU ms/1000 (above idle) | reps | events | not seen in 10 s | seen late / never |\n");
+                md.append("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
                 for (Map<String, Object> r : comparison) {
-                    md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", r.get("system"),
+                    md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", r.get("system"),
                             r.get("endPoint"), r.get("targetPerSecond"), r.get("p50Ms"), r.get("p99Ms"), r.get("p999Ms"),
-                            cpu(r.get("cpuMsPer1000"), r.get("cpuAboveIdleMsPer1000")), r.get("reps"), r.get("events"), r.get("notSeen")));
+                            cpu(r.get("cpuMsPer1000"), r.get("cpuAboveIdleMsPer1000")), r.get("reps"), r.get("events"), r.get("notSeen"),
+                            lateNever(r.get("seenLate"), r.get("neverSeen"))));
                 }
+                md.append("\nPercentiles are over the events seen within " + Steady.WINDOW.toSeconds() + " s of the end of"
+                        + " production; an event not seen by then is waited for up to " + Steady.EXTENDED_WAIT.toSeconds()
+                        + " s more, and counted as seen late or never seen.\n");
+            }
+            List<String> behind = behind(modes);
+            if (!behind.isEmpty()) {
+                md.append("\nCells with events not seen within 10 s:\n\n");
+                behind.forEach(line -> md.append("- ").append(line).append('\n'));
             }
             md.append("\n<details><summary>Steady rate, every repetition</summary>\n\n");
-            md.append("| system | rep | target/s | achieved/s | events | p50 ms | p99 ms | p99.9 ms | max ms | not seen | CPU ms/1000 |\n");
-            md.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+            md.append("| system | rep | target/s | achieved/s | events | p50 ms | p99 ms | p99.9 ms | max ms | not seen in 10 s | seen late / never | CPU ms/1000 |\n");
+            md.append("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
             for (Map<String, Object> mode : modes) {
                 for (String key : new String[] {"steady", "steadyConsumed"}) {
                     if (mode.get(key) == null) {
@@ -209,9 +223,10 @@ final class Report {
                     String system = mode.get("system") + (key.equals("steadyConsumed") ? " + RabbitMQ" : "");
                     for (Object o : (List<?>) mode.get(key)) {
                         Map<String, Object> s = map(o);
-                        md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", system,
+                        md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", system,
                                 mode.get("rep"), s.get("targetPerSecond"), s.get("achievedPerSecond"), s.get("events"), s.get("p50Ms"),
-                                s.get("p99Ms"), s.get("p999Ms"), s.get("maxMs"), s.get("notConsumedWithin10s"), s.get("cpuMsPer1000")));
+                                s.get("p99Ms"), s.get("p999Ms"), s.get("maxMs"), s.get("notConsumedWithin10s"),
+                                lateNever(s.get("seenLate"), s.get("neverSeen")), s.get("cpuMsPer1000")));
                     }
                 }
             }
@@ -246,6 +261,70 @@ final class Report {
             md.append('\n');
         }
         return md.toString();
+    }
+
+    /**
+     * One line per repetition of a cell whose events were not all seen within 10 s: how many, how many arrived
+     * later and when the last did, how many never did, and the diagnostic taken at the 10 s mark.
+     */
+    static List<String> behind(List<Map<String, Object>> modes) {
+        List<String> lines = new ArrayList<>();
+        for (Map<String, Object> mode : modes) {
+            for (String key : new String[] {"steady", "steadyConsumed"}) {
+                if (mode.get(key) == null) {
+                    continue;
+                }
+                String system = mode.get("system") + (key.equals("steadyConsumed") ? " + RabbitMQ" : "");
+                for (Object o : (List<?>) mode.get(key)) {
+                    Map<String, Object> s = map(o);
+                    if (!(s.get("notConsumedWithin10s") instanceof Number lost) || lost.longValue() == 0) {
+                        continue;
+                    }
+                    StringBuilder line = new StringBuilder(String.format(Locale.ROOT, "%s, rep %s, %s/s: %s of %s events not seen within 10 s",
+                            system, mode.get("rep"), s.get("targetPerSecond"), lost, s.get("events")));
+                    if (s.containsKey("neverSeen")) {
+                        line.append("; ").append(s.get("seenLate")).append(" seen late");
+                        if (s.get("lastSeenAfterEndMs") != null) {
+                            line.append(" (the last ").append(s.get("lastSeenAfterEndMs")).append(" ms after the end of production)");
+                        }
+                        line.append(", ").append(s.get("neverSeen")).append(" never seen");
+                    }
+                    if (s.get("diagnosticAtWindowEnd") != null) {
+                        line.append(". At 10 s: ").append(s.get("diagnosticAtWindowEnd"));
+                    }
+                    lines.add(line.toString());
+                }
+            }
+        }
+        return lines;
+    }
+
+    /**
+     * The cells (system, repetition, rate) with events never seen, even after the extended wait: a run that has
+     * any fails (see BenchCommand).
+     */
+    static List<String> neverSeen(List<Map<String, Object>> modes) {
+        List<String> cells = new ArrayList<>();
+        for (Map<String, Object> mode : modes) {
+            for (String key : new String[] {"steady", "steadyConsumed"}) {
+                if (mode.get(key) == null) {
+                    continue;
+                }
+                for (Object o : (List<?>) mode.get(key)) {
+                    Map<String, Object> s = map(o);
+                    if (s.get("neverSeen") instanceof Number never && never.longValue() > 0) {
+                        cells.add(String.format(Locale.ROOT, "%s%s, rep %s, %s/s: %s of %s events never seen", mode.get("system"),
+                                key.equals("steadyConsumed") ? " + RabbitMQ" : "", mode.get("rep"), s.get("targetPerSecond"),
+                                never, s.get("events")));
+                    }
+                }
+            }
+        }
+        return cells;
+    }
+
+    private static String lateNever(Object late, Object never) {
+        return late == null && never == null ? "–" : (late == null ? "–" : late) + " / " + (never == null ? "–" : never);
     }
 
     private static void chart(StringBuilder md, String link, String file, String alt) {

@@ -11,6 +11,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 
 /**
  * Producers committing one event per transaction at a fixed rate, and the latency from each commit to the moment
@@ -44,12 +45,31 @@ final class Steady {
     private Steady() {
     }
 
-    /**
-     * Runs {@code rate} events per second for {@code warmup + measure}, waits up to 10 s for every measured event
-     * to reach every observer, and answers one row per observer (in the order of {@code observers}).
-     */
+    /** How long every measured event has to reach every observer for the latency figures. */
+    static final Duration WINDOW = Duration.ofSeconds(10);
+    /** How much longer the bench waits, after {@link #WINDOW}, for events that were not seen in it. */
+    static final Duration EXTENDED_WAIT = Duration.ofSeconds(120);
+
+    /** The run below without a diagnostic, with the default windows (10 s, then 120 s more). */
     static Map<String, Map<String, Object>> run(String label, int rate, Duration warmup, Duration measure, Producer producer,
                                                 Map<String, Map<String, Long>> observers, PrintStream out) throws Exception {
+        return run(label, rate, warmup, measure, producer, observers, out, null, WINDOW, EXTENDED_WAIT);
+    }
+
+    /**
+     * Runs {@code rate} events per second for {@code warmup + measure}, waits up to {@code window} (10 s in the
+     * bench) for every measured event to reach every observer, and answers one row per observer (in the order of
+     * {@code observers}). The percentiles and {@code notConsumedWithin10s} are over what was seen within the window.
+     * When something is still unseen at the end of the window, {@code diagnostic} (if given; should it throw, the
+     * failure is recorded in its place) is asked once what the system under test looks like, and the run waits up
+     * to {@code extendedWait} more: each row then says how many events arrived after the window ({@code seenLate}), how many never arrived
+     * ({@code neverSeen}), and when the last measured event arrived, in ms after the end of production
+     * ({@code lastSeenAfterEndMs}, null while any is missing).
+     */
+    static Map<String, Map<String, Object>> run(String label, int rate, Duration warmup, Duration measure, Producer producer,
+                                                Map<String, Map<String, Long>> observers, PrintStream out,
+                                                Supplier<String> diagnostic, Duration window, Duration extendedWait)
+            throws Exception {
         long warmupNanos = warmup.toNanos();
         long totalNanos = warmupNanos + measure.toNanos();
         int threads = Math.max(2, Math.min(8, rate / 100));
@@ -97,26 +117,50 @@ final class Steady {
         if (failure.get() != null) {
             throw failure.get();
         }
+        long productionEnd = System.nanoTime();
         double produceSeconds = Brokers.seconds(start) - warmupNanos / 1e9;
-        long drainDeadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (System.nanoTime() < drainDeadline
-                && !observers.values().stream().allMatch(seen -> seen.keySet().containsAll(committed.keySet()))) {
+        long windowDeadline = productionEnd + window.toNanos();
+        while (System.nanoTime() < windowDeadline && !allSeen(observers, committed)) {
             Thread.sleep(5);
         }
+        // An event counts as seen in the window when its observer's timestamp is at or before this instant.
+        long windowEnd = System.nanoTime();
         Double cpuMs = cpu.msPerThousand(committed.size());
         Double cpuAboveIdle = cpu.msPerThousandAboveIdle(committed.size());
+        boolean extended = !allSeen(observers, committed);
+        String diagnosis = null;
+        if (extended) {
+            diagnosis = diagnose(diagnostic);
+            long extendedDeadline = windowEnd + extendedWait.toNanos();
+            while (System.nanoTime() < extendedDeadline && !allSeen(observers, committed)) {
+                Thread.sleep(20);
+            }
+        }
         Map<String, Map<String, Object>> rows = new LinkedHashMap<>();
         for (Map.Entry<String, Map<String, Long>> observer : observers.entrySet()) {
-            Map<String, Long> seen = observer.getValue();
+            Map<String, Long> seen = Map.copyOf(observer.getValue());
             long[] latencies = committed.entrySet().stream()
-                    .filter(e -> seen.containsKey(e.getKey()))
+                    .filter(e -> seen.containsKey(e.getKey()) && seen.get(e.getKey()) - windowEnd <= 0)
                     .mapToLong(e -> seen.get(e.getKey()) - e.getValue()).sorted().toArray();
             long lost = committed.size() - latencies.length;
+            long everSeen = committed.keySet().stream().filter(seen::containsKey).count();
+            long never = committed.size() - everSeen;
+            Long lastSeenAfterEndMs = null;
+            if (never == 0) {
+                long last = committed.keySet().stream().mapToLong(seen::get).max().orElse(productionEnd);
+                lastSeenAfterEndMs = Math.max(0, Math.round((last - productionEnd) / 1e6));
+            }
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("targetPerSecond", rate);
             row.put("achievedPerSecond", Math.round(committed.size() / produceSeconds));
             row.put("events", committed.size());
             row.put("notConsumedWithin10s", lost);
+            row.put("seenLate", lost - never);
+            row.put("neverSeen", never);
+            row.put("lastSeenAfterEndMs", lastSeenAfterEndMs);
+            if (extended) {
+                row.put("diagnosticAtWindowEnd", diagnosis);
+            }
             row.put("p50Ms", percentile(latencies, 0.50));
             row.put("p99Ms", percentile(latencies, 0.99));
             row.put("p999Ms", percentile(latencies, 0.999));
@@ -127,10 +171,32 @@ final class Steady {
             out.printf(Locale.ROOT, "    %-28s %5d/s (achieved %5d/s, %6d events): p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  cpu %s ms/1000 (%s above idle)%s%n",
                     label + (observers.size() > 1 ? " " + observer.getKey() : ""), rate, row.get("achievedPerSecond"),
                     committed.size(), row.get("p50Ms"), row.get("p99Ms"), row.get("p999Ms"), cpuMs, cpuAboveIdle,
-                    lost == 0 ? "" : "  (" + lost + " not seen)");
+                    lost == 0 ? "" : String.format(Locale.ROOT, "  (%d not seen in %d ms: %d seen late%s, %d never in a further %d ms)",
+                            lost, window.toMillis(), lost - never,
+                            lastSeenAfterEndMs == null ? "" : ", the last " + lastSeenAfterEndMs + " ms after the end of production",
+                            never, extendedWait.toMillis()));
+            if (lost != 0 && diagnosis != null) {
+                out.println("      at the end of the window: " + diagnosis);
+            }
         }
         observers.values().forEach(Map::clear);
         return rows;
+    }
+
+    /** The diagnostic's answer; a failure of its own is named in it rather than failing the run. */
+    static String diagnose(Supplier<String> diagnostic) {
+        if (diagnostic == null) {
+            return null;
+        }
+        try {
+            return diagnostic.get();
+        } catch (RuntimeException e) {
+            return "diagnostic failed: " + e;
+        }
+    }
+
+    private static boolean allSeen(Map<String, Map<String, Long>> observers, Map<String, Long> committed) {
+        return observers.values().stream().allMatch(seen -> seen.keySet().containsAll(committed.keySet()));
     }
 
     static Double percentile(long[] sortedNanos, double q) {

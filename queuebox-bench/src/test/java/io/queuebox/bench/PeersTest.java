@@ -35,6 +35,22 @@ class PeersTest {
     }
 
     @Test
+    void seenLateAndNeverSeenAreSummedAcrossRepetitionsLikeNotSeen() {
+        Map<String, Object> one = steady(5000, 40, 90, 1000, 1000);
+        one.put("seenLate", 1000L);
+        one.put("neverSeen", 0L);
+        Map<String, Object> two = steady(5000, 40, 90, 1000, 5);
+        two.put("seenLate", 3L);
+        two.put("neverSeen", 2L);
+
+        List<Map<String, Object>> table = Peers.latencyMedians(List.of(
+                mode("notify", "QueueBox notify", 1, List.of(one), null),
+                mode("notify", "QueueBox notify", 2, List.of(two), null)));
+
+        assertThat(table.get(0)).containsEntry("notSeen", 1005L).containsEntry("seenLate", 1003L).containsEntry("neverSeen", 2L);
+    }
+
+    @Test
     void latencyMediansAreTakenPerSystemAndRateAcrossInterleavedRepetitions() {
         List<Map<String, Object>> modes = List.of(
                 mode("polling", "QueueBox polling 100 ms", 1, List.of(steady(200, 50, 100, 1600, 0), steady(1000, 60, 110, 8000, 0)), null),
@@ -54,6 +70,8 @@ class PeersTest {
         assertThat(table.get(0)).containsEntry("p50Ms", 50.0).containsEntry("p99Ms", 95.0).containsEntry("reps", 3)
                 .containsEntry("events", 4800L).containsEntry("cpuMsPer1000", 500.0);
         assertThat(table.get(1)).containsEntry("p50Ms", 65.0).containsEntry("notSeen", 1L);
+        // Rows from before the extended wait have no seenLate or neverSeen: null, not 0.
+        assertThat(table.get(1)).containsEntry("seenLate", null).containsEntry("neverSeen", null);
         assertThat(table.get(2)).containsEntry("p50Ms", 6.0).containsEntry("p99Ms", 11.0);
         assertThat(table.get(3)).containsEntry("p50Ms", 9.0).containsEntry("p99Ms", 17.0);
     }

@@ -73,6 +73,57 @@ class ReportTest {
     }
 
     @Test
+    void aCellWithEventsNotSeenInTheWindowSaysHowManyCameLateHowManyNeverAndWhatTheRelayLookedLike() {
+        Map<String, Object> results = new LinkedHashMap<>();
+        results.put("date", "2026-12-01T04-00Z");
+        results.put("suite", "standard");
+        results.put("elapsedSeconds", 12);
+        results.put("machine", Map.of("cores", 2));
+        results.put("settings", Map.of("reps", 1));
+        Map<String, Object> late = new LinkedHashMap<>();
+        late.put("targetPerSecond", 5000);
+        late.put("events", 100);
+        late.put("notConsumedWithin10s", 100L);
+        late.put("seenLate", 100L);
+        late.put("neverSeen", 0L);
+        late.put("lastSeenAfterEndMs", 31200L);
+        late.put("diagnosticAtWindowEnd", "outbox pending=90, leased=10, parked=0");
+        Map<String, Object> lost = new LinkedHashMap<>();
+        lost.put("targetPerSecond", 1000);
+        lost.put("events", 50);
+        lost.put("notConsumedWithin10s", 3L);
+        lost.put("seenLate", 1L);
+        lost.put("neverSeen", 2L);
+        lost.put("lastSeenAfterEndMs", null);
+        Map<String, Object> fine = new LinkedHashMap<>();
+        fine.put("targetPerSecond", 200);
+        fine.put("events", 10);
+        fine.put("notConsumedWithin10s", 0L);
+        fine.put("seenLate", 0L);
+        fine.put("neverSeen", 0L);
+        Map<String, Object> mode = new LinkedHashMap<>();
+        mode.put("mode", "notify");
+        mode.put("system", "QueueBox notify");
+        mode.put("rep", 2);
+        mode.put("steady", List.of(fine, lost, late));
+        results.put("latency", List.of(mode));
+        results.put("latencyComparison", Peers.latencyMedians(List.of(mode)));
+        results.put("failures", List.of("latency: QueueBox notify, rep 2, 1000/s: 2 of 50 events never seen"));
+
+        String md = new Report(results).markdown(null);
+
+        assertThat(md).contains("| not seen in 10 s | seen late / never |")
+                .contains("| QueueBox notify | consumed from RabbitMQ | 5000 | null | null | null | null (–) | 1 | 100 | 100 | 100 / 0 |")
+                .contains("| QueueBox notify | 2 | 1000 | null | 50 | null | null | null | null | 3 | 1 / 2 | null |")
+                .contains("- QueueBox notify, rep 2, 5000/s: 100 of 100 events not seen within 10 s; 100 seen late"
+                        + " (the last 31200 ms after the end of production), 0 never seen. At 10 s: outbox pending=90, leased=10, parked=0")
+                .contains("- QueueBox notify, rep 2, 1000/s: 3 of 50 events not seen within 10 s; 1 seen late, 2 never seen")
+                .doesNotContain("200/s: 0 of")
+                .contains("The run failed (the bench exited non-zero):\n\n- latency: QueueBox notify, rep 2, 1000/s: 2 of 50 events never seen\n");
+        assertThat(Report.neverSeen(List.of(mode))).containsExactly("QueueBox notify, rep 2, 1000/s: 2 of 50 events never seen");
+    }
+
+    @Test
     void theSummaryShowsTheInboxOverheadAsARatioAndMicrosecondsPerMessage() {
         Map<String, Object> results = new LinkedHashMap<>();
         results.put("date", "2026-11-30T19-00Z");
