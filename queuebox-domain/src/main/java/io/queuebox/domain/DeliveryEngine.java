@@ -136,7 +136,7 @@ public final class DeliveryEngine implements AutoCloseable {
     private final WakeSignal signal = new WakeSignal();
     private final WakeSignal renewerSignal = new WakeSignal();
     private final Deadlines deadlines;
-    private final RecentClaims recentClaims;
+    private final NamedWakes namedWakes;
     private final Map<LeaseToken, InFlightBatch> inFlight = new ConcurrentHashMap<>();
     private final Map<String, String> deadThreads = new ConcurrentHashMap<>();
     private final Map<String, String> failingThreads = new ConcurrentHashMap<>();
@@ -162,8 +162,8 @@ public final class DeliveryEngine implements AutoCloseable {
                 : MAX_ERROR_PAUSE;
         this.deadlines = new Deadlines(clock);
         this.currentIdleWait = settings.wakeInterval();
-        this.recentClaims = new RecentClaims((int) Math.min(MAX_RECENT_CLAIMS, Math.max(MIN_RECENT_CLAIMS,
-                4L * settings.batchSize() * settings.workers() * settings.pipelineDepth())));
+        this.namedWakes = new NamedWakes(new RecentClaims((int) Math.min(MAX_RECENT_CLAIMS, Math.max(MIN_RECENT_CLAIMS,
+                4L * settings.batchSize() * settings.workers() * settings.pipelineDepth()))));
     }
 
     public static Builder builder() {
@@ -231,16 +231,16 @@ public final class DeliveryEngine implements AutoCloseable {
     /**
      * {@link #wake}, unless this engine itself claimed the row {@code eventId} recently: then the claim the
      * wake-up would start can only come back empty (the log that reported the row runs behind the table, and
-     * the row's own claim came first), so nothing is done. A row this engine released is due again and wakes
-     * as usual. Skipping never costs a message: the row is claimed already, and the wake interval still
+     * the row's own claim came first), so nothing is done. While a claim is under way the wake-up waits for
+     * it, and wakes the engine only if no claim took the row. A row this engine released is due again and
+     * wakes as usual. Skipping never costs a message: the row is claimed already, and the wake interval still
      * looks at the table.
      */
     public void wakeFor(WakeReason reason, UUID eventId) {
         Objects.requireNonNull(reason, "reason");
-        if (eventId != null && recentClaims.contains(eventId)) {
-            return;
+        if (eventId == null || namedWakes.arrived(eventId, reason)) {
+            wake(reason);
         }
-        wake(reason);
     }
 
     /** This engine as the listener a {@link WakeSource} calls. */
@@ -559,12 +559,19 @@ public final class DeliveryEngine implements AutoCloseable {
         latestClaimStartNanos = System.nanoTime();
         Instant claimStart = clock.instant();
         deadlines.reachedAt(claimStart);
-        ClaimBatch batch;
+        ClaimBatch batch = null;
+        namedWakes.claimStarted();
         try {
             batch = store.claim(claimRequest);
         } catch (RuntimeException e) {
             listener.onError("claim", e);
             return Cycle.FAILED;
+        } finally {
+            WakeReason held = namedWakes.claimEnded(batch == null ? List.of() : batch.deliveries().stream()
+                    .map(ClaimedDelivery::eventId).toList());
+            if (held != null) {
+                wake(held);
+            }
         }
         Instant claimEnd = clock.instant();
         listener.onClaimed(batch.size(), Duration.between(claimStart, claimEnd));
@@ -573,7 +580,6 @@ public final class DeliveryEngine implements AutoCloseable {
         }
         InFlightBatch flight = new InFlightBatch(batch, claimStart, settings.leaseLength(),
                 settings.leaseRenewalInterval());
-        recentClaims.claimed(flight.eventIds());
         if (signal.isShutdown()) {
             // The claim returned after shutdown began: hand the rows straight back.
             release(batch.lease(), flight.eventIds());
@@ -705,7 +711,7 @@ public final class DeliveryEngine implements AutoCloseable {
             }
         }
         if (!plan.released().isEmpty()) {
-            recentClaims.released(plan.released());
+            namedWakes.released(plan.released());
             try {
                 updated += store.release(lease, plan.released());
                 expected += plan.released().size();
@@ -727,7 +733,7 @@ public final class DeliveryEngine implements AutoCloseable {
     }
 
     private void release(LeaseToken lease, List<UUID> eventIds) {
-        recentClaims.released(eventIds);
+        namedWakes.released(eventIds);
         try {
             int released = store.release(lease, eventIds);
             if (released < eventIds.size()) {

@@ -12,6 +12,7 @@ import io.queuebox.ports.WakeSource;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.UUID;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -101,6 +102,47 @@ class DeliveryEngineWakeForTest {
 
         await().atMost(SOON).until(() -> store.count(RowStatus.SENT) == 1);
         assertThat(store.sentOrder).containsExactly(event.eventId());
+    }
+
+    @Test
+    void aWakeUpAboutARowTheClaimUnderWayIsTakingWaitsForItAndStartsNoOtherClaim() {
+        // Debezium hands over a poll's records together: the first wakes a claim, and the news of the next
+        // rows, which that claim is taking, woke the idle peer into a claim that found them locked.
+        engines.start(DeliveryEngine.builder().wakeSource(source), store, publisher, listener,
+                EngineHarness.oneWorker(1, EngineHarness.LONG_INTERVAL).workers(2));
+        await().atMost(SOON).until(() -> store.claimCalls.get() >= 2);
+        int claims = claimsAfterQuiet();
+        OutboxEvent first = added();
+        OutboxEvent second = added();
+        store.claimReturnGate = new CountDownLatch(1);
+        source.listener.get().wakeFor(WakeReason.CAPTURE, first.eventId());
+        await().atMost(SOON).until(() -> store.claimCalls.get() == claims + 1); // it has chosen both rows
+
+        source.listener.get().wakeFor(WakeReason.CAPTURE, second.eventId());
+        await().pollDelay(Duration.ofMillis(200)).atMost(SOON).until(() -> true);
+        store.claimReturnGate.countDown();
+
+        await().atMost(SOON).until(() -> store.count(RowStatus.SENT) == 2);
+        await().pollDelay(Duration.ofMillis(300)).atMost(SOON).until(() -> true);
+        assertThat(store.claimCalls.get()).as("claims: the one that took both rows").isEqualTo(claims + 1);
+    }
+
+    @Test
+    void aWakeUpAboutARowTheClaimUnderWayMissedClaimsItWhenThatClaimEnds() {
+        started(1);
+        claimsAfterQuiet();
+        OutboxEvent first = added();
+        store.claimReturnGate = new CountDownLatch(1);
+        source.listener.get().wakeFor(WakeReason.CAPTURE, first.eventId());
+        await().atMost(SOON).until(() -> store.row(first.eventId()).lease != null); // chosen, not yet returned
+        OutboxEvent late = added(); // committed after the claim under way chose its rows
+
+        source.listener.get().wakeFor(WakeReason.CAPTURE, late.eventId());
+        store.claimReturnGate.countDown();
+
+        await().alias("the row the claim under way missed, delivered without waiting the 30 s interval")
+                .atMost(SOON).until(() -> store.count(RowStatus.SENT) == 2);
+        assertThat(store.sentOrder).containsExactly(first.eventId(), late.eventId());
     }
 
     @Test

@@ -115,8 +115,27 @@ final class FakeOutboxStore implements OutboxStore {
     /** When set, a claim waits for it to open (or a few seconds) before it looks at the rows. */
     volatile java.util.concurrent.CountDownLatch claimGate;
 
+    /**
+     * When set, a claim that has chosen its rows waits for it to open (or a few seconds) before it returns, as
+     * a statement whose answer is still on its way does; the store stays usable meanwhile.
+     */
+    volatile java.util.concurrent.CountDownLatch claimReturnGate;
+
     @Override
-    public synchronized ClaimBatch claim(ClaimRequest request) {
+    public ClaimBatch claim(ClaimRequest request) {
+        ClaimBatch batch = claimNow(request);
+        java.util.concurrent.CountDownLatch gate = claimReturnGate;
+        if (gate != null) {
+            try {
+                gate.await(5, java.util.concurrent.TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        return batch;
+    }
+
+    private synchronized ClaimBatch claimNow(ClaimRequest request) {
         claimCalls.incrementAndGet();
         java.util.concurrent.CountDownLatch gate = claimGate;
         if (gate != null) {
