@@ -4,6 +4,7 @@ import io.queuebox.ports.Health;
 import io.queuebox.ports.WakeReason;
 import io.queuebox.ports.WakeSource;
 import java.util.Objects;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -47,6 +48,23 @@ public final class ManualWakeSource implements WakeSource {
             return false;
         }
         current.wake(reason);
+        delivered.incrementAndGet();
+        return true;
+    }
+
+    /**
+     * Wakes the engine as a capture event about the inserted row {@code eventId} would
+     * ({@link WakeListener#wakeFor}): an engine that claimed that row itself already starts no claim for it.
+     *
+     * @return false when nobody listens (not started yet, or closed), so the wake-up was lost
+     */
+    public boolean wakeFor(UUID eventId) {
+        Objects.requireNonNull(eventId, "eventId");
+        WakeListener current = listener;
+        if (current == null || closed) {
+            return false;
+        }
+        current.wakeFor(WakeReason.CAPTURE, eventId);
         delivered.incrementAndGet();
         return true;
     }

@@ -155,6 +155,29 @@ class CaptureFakesTest {
         }
 
         @Test
+        void aWakeUpThatNamesItsRowReachesTheListenerWithTheRow() {
+            ManualWakeSource source = new ManualWakeSource();
+            java.util.UUID row = java.util.UUID.randomUUID();
+            List<java.util.UUID> named = new ArrayList<>();
+            assertThat(source.wakeFor(row)).as("not started: the wake-up is lost").isFalse();
+            source.start(new io.queuebox.ports.WakeSource.WakeListener() {
+                @Override
+                public void wake(WakeReason reason) {
+                }
+
+                @Override
+                public void wakeFor(WakeReason reason, java.util.UUID eventId) {
+                    named.add(eventId);
+                }
+            });
+
+            assertThat(source.wakeFor(row)).isTrue();
+
+            assertThat(named).containsExactly(row);
+            assertThat(source.wakeUps()).isEqualTo(1);
+        }
+
+        @Test
         void startsOnceAndReportsTheHealthItIsGiven() {
             ManualWakeSource source = new ManualWakeSource();
             source.start(reason -> { });
