@@ -162,8 +162,8 @@ public final class DeliveryEngine implements AutoCloseable {
                 : MAX_ERROR_PAUSE;
         this.deadlines = new Deadlines(clock);
         this.currentIdleWait = settings.wakeInterval();
-        this.namedWakes = new NamedWakes(new RecentClaims((int) Math.min(MAX_RECENT_CLAIMS, Math.max(MIN_RECENT_CLAIMS,
-                4L * settings.batchSize() * settings.workers() * settings.pipelineDepth()))));
+        this.namedWakes = new NamedWakes((int) Math.min(MAX_RECENT_CLAIMS, Math.max(MIN_RECENT_CLAIMS,
+                4L * settings.batchSize() * settings.workers() * settings.pipelineDepth())));
     }
 
     public static Builder builder() {

@@ -15,17 +15,27 @@ import java.util.UUID;
  */
 final class NamedWakes {
 
-    private final RecentClaims recent;
+    private final int capacity;
+    // Made at the first wake-up that names a row: an engine no source names rows to (polling, notify, a drain)
+    // pays nothing per claimed row.
+    private RecentClaims recent;
     private final Set<UUID> held = new HashSet<>();
     private WakeReason heldReason;
     private int claimsUnderWay;
 
-    NamedWakes(RecentClaims recent) {
-        this.recent = recent;
+    /** Remembers up to {@code capacity} claimed rows. */
+    NamedWakes(int capacity) {
+        if (capacity < 1) {
+            throw new IllegalArgumentException("capacity must be at least 1, got " + capacity);
+        }
+        this.capacity = capacity;
     }
 
     /** A wake-up names {@code eventId}: answers whether to wake the engine now. */
     synchronized boolean arrived(UUID eventId, WakeReason reason) {
+        if (recent == null) {
+            recent = new RecentClaims(capacity);
+        }
         if (recent.contains(eventId)) {
             return false;
         }
@@ -46,12 +56,14 @@ final class NamedWakes {
      * rows named meanwhile are still unclaimed and no claim is under way any more, else null.
      */
     synchronized WakeReason claimEnded(List<UUID> claimed) {
-        recent.claimed(claimed);
+        if (recent != null) {
+            recent.claimed(claimed);
+        }
         claimsUnderWay--;
         if (claimsUnderWay > 0 || held.isEmpty()) {
             return null;
         }
-        held.removeIf(recent::contains);
+        held.removeIf(recent::contains); // held is not empty, so a row was named and recent exists
         WakeReason reason = held.isEmpty() ? null : heldReason;
         held.clear();
         return reason;
@@ -59,6 +71,8 @@ final class NamedWakes {
 
     /** Released rows are due again: a wake-up naming one wakes the engine. */
     synchronized void released(Collection<UUID> eventIds) {
-        recent.released(eventIds);
+        if (recent != null) {
+            recent.released(eventIds);
+        }
     }
 }

@@ -14,14 +14,17 @@ import java.util.UUID;
 final class RecentClaims {
 
     private final int capacity;
-    private final ArrayDeque<UUID> order = new ArrayDeque<>();
-    private final Set<UUID> ids = new HashSet<>();
+    private final ArrayDeque<UUID> order;
+    private final Set<UUID> ids;
 
     RecentClaims(int capacity) {
         if (capacity < 1) {
             throw new IllegalArgumentException("capacity must be at least 1, got " + capacity);
         }
         this.capacity = capacity;
+        // Sized for the bound up front: growing the table while claims run cost as much as filling it.
+        this.order = new ArrayDeque<>(capacity + 1);
+        this.ids = new HashSet<>((int) (capacity / 0.75f) + 2);
     }
 
     synchronized void claimed(Collection<UUID> eventIds) {

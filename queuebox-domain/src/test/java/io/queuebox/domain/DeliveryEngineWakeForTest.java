@@ -80,7 +80,8 @@ class DeliveryEngineWakeForTest {
     void aWakeUpAboutARowThisEngineClaimedAlreadyStartsNoClaim() {
         started(1);
         OutboxEvent event = added();
-        source.listener.get().wake(WakeReason.CAPTURE);
+        // The first wake-up that names a row starts the remembering: before it no source named one.
+        source.listener.get().wakeFor(WakeReason.CAPTURE, event.eventId());
         await().atMost(SOON).until(() -> store.count(RowStatus.SENT) == 1);
         int claims = claimsAfterQuiet();
 

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 
 class NamedWakesTest {
 
-    private final NamedWakes wakes = new NamedWakes(new RecentClaims(100));
+    private final NamedWakes wakes = new NamedWakes(100);
     private final UUID a = UUID.randomUUID();
     private final UUID b = UUID.randomUUID();
 
@@ -20,6 +20,7 @@ class NamedWakesTest {
 
     @Test
     void aRowClaimedAlreadyWakesNothing() {
+        wakes.arrived(b, WakeReason.CAPTURE); // a source that names rows is at work
         wakes.claimStarted();
         wakes.claimEnded(List.of(a));
 
@@ -45,7 +46,16 @@ class NamedWakesTest {
     }
 
     @Test
+    void claimsAreNotRememberedBeforeAnyWakeUpNamedARow() {
+        wakes.claimStarted();
+        wakes.claimEnded(List.of(a));
+
+        assertThat(wakes.arrived(a, WakeReason.CAPTURE)).as("polling and notify pay nothing per claimed row").isTrue();
+    }
+
+    @Test
     void aReleasedRowWakesAgain() {
+        wakes.arrived(b, WakeReason.CAPTURE);
         wakes.claimStarted();
         wakes.claimEnded(List.of(a));
 
