@@ -163,7 +163,7 @@ public final class DeliveryEngine implements AutoCloseable {
         this.deadlines = new Deadlines(clock);
         this.currentIdleWait = settings.wakeInterval();
         this.namedWakes = new NamedWakes((int) Math.min(MAX_RECENT_CLAIMS, Math.max(MIN_RECENT_CLAIMS,
-                4L * settings.batchSize() * settings.workers() * settings.pipelineDepth())));
+                4L * settings.batchSize() * settings.workers() * settings.pipelineDepth())), builder.namedWakeHoldLimit);
     }
 
     public static Builder builder() {
@@ -240,6 +240,8 @@ public final class DeliveryEngine implements AutoCloseable {
         Objects.requireNonNull(reason, "reason");
         if (eventId == null || namedWakes.arrived(eventId, reason)) {
             wake(reason);
+        } else if (namedWakes.holding()) {
+            signal.scheduleChanged(); // idle workers claim if the claim under way has not returned by the limit
         }
     }
 
@@ -485,8 +487,14 @@ public final class DeliveryEngine implements AutoCloseable {
     }
 
     private WakeSchedule.Wake planWake(Duration intervalLeft) {
-        return WakeSchedule.next(intervalLeft, deadlines.untilNextRetry(), deadlines.untilNextLeaseExpiry(),
-                Optional.empty(), false);
+        WakeSchedule.Wake wake = WakeSchedule.next(intervalLeft, deadlines.untilNextRetry(),
+                deadlines.untilNextLeaseExpiry(), Optional.empty(), false);
+        Optional<Duration> held = namedWakes.heldDeadline();
+        if (held.isPresent() && held.get().compareTo(wake.delay()) < 0) {
+            // Rows named while a claim was under way, which has not returned within the hold limit.
+            return new WakeSchedule.Wake(held.get().isNegative() ? Duration.ZERO : held.get(), WakeReason.CAPTURE);
+        }
+        return wake;
     }
 
     /**
@@ -560,15 +568,15 @@ public final class DeliveryEngine implements AutoCloseable {
         Instant claimStart = clock.instant();
         deadlines.reachedAt(claimStart);
         ClaimBatch batch = null;
-        namedWakes.claimStarted();
+        long claimNumber = namedWakes.claimStarted();
         try {
             batch = store.claim(claimRequest);
         } catch (RuntimeException e) {
             listener.onError("claim", e);
             return Cycle.FAILED;
         } finally {
-            WakeReason held = namedWakes.claimEnded(batch == null ? List.of() : batch.deliveries().stream()
-                    .map(ClaimedDelivery::eventId).toList());
+            WakeReason held = namedWakes.claimEnded(claimNumber, batch == null ? List.of()
+                    : batch.deliveries().stream().map(ClaimedDelivery::eventId).toList());
             if (held != null) {
                 wake(held);
             }
@@ -711,13 +719,17 @@ public final class DeliveryEngine implements AutoCloseable {
             }
         }
         if (!plan.released().isEmpty()) {
-            namedWakes.released(plan.released());
+            WakeReason skipped = namedWakes.released(plan.released());
             try {
                 updated += store.release(lease, plan.released());
                 expected += plan.released().size();
             } catch (RuntimeException e) {
                 listener.onError("release", e);
                 ok = false;
+            }
+            if (skipped != null) {
+                // Due again, and the wake-up that named one was skipped while it was claimed: look again now.
+                wake(skipped);
             }
         }
         int newlyLost = updated < expected ? flight.lostOnOutcome(expected - updated) : 0;
@@ -733,7 +745,7 @@ public final class DeliveryEngine implements AutoCloseable {
     }
 
     private void release(LeaseToken lease, List<UUID> eventIds) {
-        namedWakes.released(eventIds);
+        WakeReason skipped = namedWakes.released(eventIds);
         try {
             int released = store.release(lease, eventIds);
             if (released < eventIds.size()) {
@@ -741,6 +753,9 @@ public final class DeliveryEngine implements AutoCloseable {
             }
         } catch (RuntimeException e) {
             listener.onError("release", e);
+        }
+        if (skipped != null) {
+            wake(skipped);
         }
     }
 
@@ -1102,8 +1117,15 @@ public final class DeliveryEngine implements AutoCloseable {
         private DeliveryListener listener = DeliveryListener.NOOP;
         private final List<WakeSource> wakeSources = new ArrayList<>();
         private RandomGenerator random;
+        private Duration namedWakeHoldLimit = NamedWakes.HOLD_LIMIT;
 
         private Builder() {
+        }
+
+        /** For tests that hold a claim open longer than {@link NamedWakes#HOLD_LIMIT} on purpose. */
+        Builder namedWakeHoldLimit(Duration limit) {
+            this.namedWakeHoldLimit = present(limit, "namedWakeHoldLimit");
+            return this;
         }
 
         /** Where rows are claimed and outcomes recorded. Required. */

@@ -1,78 +1,127 @@
 package io.queuebox.domain;
 
 import io.queuebox.ports.WakeReason;
+import java.time.Duration;
 import java.util.Collection;
-import java.util.HashSet;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
+import java.util.Optional;
 import java.util.UUID;
 
 /**
  * Wake-ups that name their row, checked against the engine's own claims. A row this engine claimed recently
- * needs no claim. A row named while a claim is under way is held until no claim is: the claim under way may
- * be taking it (the log reports a row a few milliseconds after it committed, when a claim often started
- * already), and a second claimer would find it locked. Rows still unclaimed then wake the engine.
+ * needs no claim. A row named while a claim is under way is held for that claim: it may be taking the row
+ * (the log reports a row a few milliseconds after it committed, when a claim often started already), and a
+ * second claimer would find it locked. A held row is settled by the first claim that started after it was
+ * named, or when no claim is under way any more, and wakes the engine then if no claim took it. A claim
+ * that does not return within {@link #HOLD_LIMIT} stops holding: idle workers then claim
+ * ({@link #heldDeadline}), so one worker's hung claim never keeps a row from the others.
  */
 final class NamedWakes {
 
+    /** How long a row is held for a claim under way before idle workers look for it themselves. */
+    static final Duration HOLD_LIMIT = Duration.ofMillis(20);
+
     private final int capacity;
+    private final long holdLimitNanos;
     // Made at the first wake-up that names a row: an engine no source names rows to (polling, notify, a drain)
     // pays nothing per claimed row.
     private RecentClaims recent;
-    private final Set<UUID> held = new HashSet<>();
+    // held row -> the number of claims started when it was named
+    private final Map<UUID, Long> held = new LinkedHashMap<>();
+    private long heldSinceNanos;
     private WakeReason heldReason;
-    private int claimsUnderWay;
+    private WakeReason skippedReason = WakeReason.CAPTURE;
+    private long claimsStarted;
+    // claim number -> when it started, for the claims under way (at most one per worker)
+    private final Map<Long, Long> underWay = new LinkedHashMap<>();
 
-    /** Remembers up to {@code capacity} claimed rows. */
+    /** Remembers up to {@code capacity} claimed rows and holds rows for a claim up to {@link #HOLD_LIMIT}. */
     NamedWakes(int capacity) {
+        this(capacity, HOLD_LIMIT);
+    }
+
+    NamedWakes(int capacity, Duration holdLimit) {
         if (capacity < 1) {
             throw new IllegalArgumentException("capacity must be at least 1, got " + capacity);
         }
         this.capacity = capacity;
+        this.holdLimitNanos = holdLimit.toNanos();
     }
 
-    /** A wake-up names {@code eventId}: answers whether to wake the engine now. */
+    /**
+     * A wake-up names {@code eventId}: answers whether to wake the engine now. When it answers false and
+     * starts holding rows, {@link #heldDeadline} changed: the caller makes waiters replan.
+     */
     synchronized boolean arrived(UUID eventId, WakeReason reason) {
         if (recent == null) {
             recent = new RecentClaims(capacity);
         }
-        if (recent.contains(eventId)) {
+        if (recent.skipWakeFor(eventId)) {
+            skippedReason = reason;
             return false;
         }
-        if (claimsUnderWay > 0) {
-            held.add(eventId);
-            heldReason = reason;
-            return false;
+        long now = System.nanoTime();
+        if (underWay.values().stream().noneMatch(start -> now - start < holdLimitNanos)) {
+            return true; // no claim to wait for, or only ones too slow to wait for
         }
-        return true;
+        if (held.isEmpty()) {
+            heldSinceNanos = System.nanoTime();
+        }
+        held.putIfAbsent(eventId, claimsStarted);
+        heldReason = reason;
+        return false;
     }
 
-    synchronized void claimStarted() {
-        claimsUnderWay++;
+    /** Whether rows are held (the caller then makes waiters replan, for {@link #heldDeadline}). */
+    synchronized boolean holding() {
+        return !held.isEmpty();
+    }
+
+    /** Until idle workers claim for the rows held, if any are. */
+    synchronized Optional<Duration> heldDeadline() {
+        if (held.isEmpty()) {
+            return Optional.empty();
+        }
+        return Optional.of(Duration.ofNanos(holdLimitNanos - (System.nanoTime() - heldSinceNanos)));
+    }
+
+    /** A claim starts: answers its number, for {@link #claimEnded}. */
+    synchronized long claimStarted() {
+        long number = ++claimsStarted;
+        underWay.put(number, System.nanoTime());
+        return number;
     }
 
     /**
-     * A claim returned {@code claimed} (empty when it failed): answers the reason to wake the engine with when
-     * rows named meanwhile are still unclaimed and no claim is under way any more, else null.
+     * Claim {@code number} returned {@code claimed} (empty when it failed): answers the reason to wake the
+     * engine with when rows it settled are still unclaimed, else null. It settles the rows named before it
+     * started (it looked at the table after their news), and all rows once no claim is under way.
      */
-    synchronized WakeReason claimEnded(List<UUID> claimed) {
+    synchronized WakeReason claimEnded(long number, List<UUID> claimed) {
         if (recent != null) {
             recent.claimed(claimed);
         }
-        claimsUnderWay--;
-        if (claimsUnderWay > 0 || held.isEmpty()) {
-            return null;
+        underWay.remove(number);
+        boolean unclaimed = false;
+        for (Iterator<Map.Entry<UUID, Long>> it = held.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<UUID, Long> entry = it.next();
+            if (underWay.isEmpty() || number > entry.getValue()) {
+                unclaimed |= !recent.contains(entry.getKey());
+                it.remove();
+            }
         }
-        held.removeIf(recent::contains); // held is not empty, so a row was named and recent exists
-        WakeReason reason = held.isEmpty() ? null : heldReason;
-        held.clear();
-        return reason;
+        return unclaimed ? heldReason : null;
     }
 
-    /** Released rows are due again: a wake-up naming one wakes the engine. */
-    synchronized void released(Collection<UUID> eventIds) {
-        if (recent != null) {
-            recent.released(eventIds);
-        }
+    /**
+     * Released rows are due again: a wake-up naming one wakes the engine. Answers the reason to wake the engine
+     * with when a wake-up about one of them was skipped while it was claimed (it would otherwise wait the
+     * interval), else null.
+     */
+    synchronized WakeReason released(Collection<UUID> eventIds) {
+        return recent != null && recent.released(eventIds) ? skippedReason : null;
     }
 }

@@ -2,20 +2,22 @@ package io.queuebox.domain;
 
 import java.util.ArrayDeque;
 import java.util.Collection;
-import java.util.HashSet;
-import java.util.Set;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.UUID;
 
 /**
  * The event ids this engine claimed most recently, up to a bound. A wake-up about a row found here came after
  * a claim already took the row (the database log runs some milliseconds behind the table), so the claim it
- * would start can only come back empty. Released rows are forgotten: they are due again.
+ * would start can only come back empty. Released rows are forgotten: they are due again. A row whose wake-up
+ * was skipped is marked, so that its release can wake the engine in that wake-up's place.
  */
 final class RecentClaims {
 
     private final int capacity;
     private final ArrayDeque<UUID> order;
-    private final Set<UUID> ids;
+    // id -> whether a wake-up naming it was skipped while it was claimed
+    private final Map<UUID, Boolean> ids;
 
     RecentClaims(int capacity) {
         if (capacity < 1) {
@@ -24,12 +26,12 @@ final class RecentClaims {
         this.capacity = capacity;
         // Sized for the bound up front: growing the table while claims run cost as much as filling it.
         this.order = new ArrayDeque<>(capacity + 1);
-        this.ids = new HashSet<>((int) (capacity / 0.75f) + 2);
+        this.ids = new HashMap<>((int) (capacity / 0.75f) + 2);
     }
 
-    synchronized void claimed(Collection<UUID> eventIds) {
+    void claimed(Collection<UUID> eventIds) {
         for (UUID id : eventIds) {
-            if (ids.add(id)) {
+            if (ids.put(id, Boolean.FALSE) == null) {
                 order.addLast(id);
             }
         }
@@ -38,12 +40,22 @@ final class RecentClaims {
         }
     }
 
-    synchronized void released(Collection<UUID> eventIds) {
-        // The queue keeps the id until it ages out; contains() answers from the set alone.
-        ids.removeAll(eventIds);
+    /** Forgets released rows; answers whether a wake-up about one of them was skipped. */
+    boolean released(Collection<UUID> eventIds) {
+        // The queue keeps the id until it ages out; contains() answers from the map alone.
+        boolean skipped = false;
+        for (UUID id : eventIds) {
+            skipped |= Boolean.TRUE.equals(ids.remove(id));
+        }
+        return skipped;
     }
 
-    synchronized boolean contains(UUID eventId) {
-        return ids.contains(eventId);
+    boolean contains(UUID eventId) {
+        return ids.containsKey(eventId);
+    }
+
+    /** Answers whether the row is here, and marks it as one whose wake-up was skipped. */
+    boolean skipWakeFor(UUID eventId) {
+        return ids.computeIfPresent(eventId, (id, skipped) -> Boolean.TRUE) != null;
     }
 }

@@ -109,8 +109,9 @@ class DeliveryEngineWakeForTest {
     void aWakeUpAboutARowTheClaimUnderWayIsTakingWaitsForItAndStartsNoOtherClaim() {
         // Debezium hands over a poll's records together: the first wakes a claim, and the news of the next
         // rows, which that claim is taking, woke the idle peer into a claim that found them locked.
-        engines.start(DeliveryEngine.builder().wakeSource(source), store, publisher, listener,
-                EngineHarness.oneWorker(1, EngineHarness.LONG_INTERVAL).workers(2));
+        // The claim is held open for 200 ms here, longer than the hold limit a real claim gets.
+        engines.start(DeliveryEngine.builder().wakeSource(source).namedWakeHoldLimit(Duration.ofSeconds(5)), store,
+                publisher, listener, EngineHarness.oneWorker(1, EngineHarness.LONG_INTERVAL).workers(2));
         await().atMost(SOON).until(() -> store.claimCalls.get() >= 2);
         int claims = claimsAfterQuiet();
         OutboxEvent first = added();

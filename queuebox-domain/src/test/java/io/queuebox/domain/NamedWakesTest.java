@@ -3,8 +3,10 @@ package io.queuebox.domain;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queuebox.ports.WakeReason;
+import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
 
 class NamedWakesTest {
@@ -12,6 +14,12 @@ class NamedWakesTest {
     private final NamedWakes wakes = new NamedWakes(100);
     private final UUID a = UUID.randomUUID();
     private final UUID b = UUID.randomUUID();
+    private final UUID c = UUID.randomUUID();
+
+    /** A source that names rows is at work from here on: claims are remembered. */
+    private void namingStarted() {
+        wakes.arrived(c, WakeReason.CAPTURE);
+    }
 
     @Test
     void withNoClaimUnderWayAnUnclaimedRowWakesAtOnce() {
@@ -20,47 +28,90 @@ class NamedWakesTest {
 
     @Test
     void aRowClaimedAlreadyWakesNothing() {
-        wakes.arrived(b, WakeReason.CAPTURE); // a source that names rows is at work
-        wakes.claimStarted();
-        wakes.claimEnded(List.of(a));
+        namingStarted();
+        wakes.claimEnded(wakes.claimStarted(), List.of(a));
 
         assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isFalse();
-    }
-
-    @Test
-    void aRowNamedDuringAClaimThatTookItWakesNothingWhenTheClaimEnds() {
-        wakes.claimStarted();
-        assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isFalse();
-
-        assertThat(wakes.claimEnded(List.of(a))).isNull();
-    }
-
-    @Test
-    void aRowNamedDuringAClaimThatMissedItWakesWhenTheLastClaimUnderWayEnds() {
-        wakes.claimStarted();
-        wakes.claimStarted();
-        assertThat(wakes.arrived(b, WakeReason.CAPTURE)).isFalse();
-
-        assertThat(wakes.claimEnded(List.of(a))).as("another claim is still under way").isNull();
-        assertThat(wakes.claimEnded(List.of())).isEqualTo(WakeReason.CAPTURE);
     }
 
     @Test
     void claimsAreNotRememberedBeforeAnyWakeUpNamedARow() {
-        wakes.claimStarted();
-        wakes.claimEnded(List.of(a));
+        wakes.claimEnded(wakes.claimStarted(), List.of(a));
 
         assertThat(wakes.arrived(a, WakeReason.CAPTURE)).as("polling and notify pay nothing per claimed row").isTrue();
     }
 
     @Test
-    void aReleasedRowWakesAgain() {
-        wakes.arrived(b, WakeReason.CAPTURE);
-        wakes.claimStarted();
-        wakes.claimEnded(List.of(a));
+    void aRowNamedDuringAClaimThatTookItWakesNothingWhenTheClaimEnds() {
+        long claim = wakes.claimStarted();
+        assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isFalse();
+        assertThat(wakes.holding()).isTrue();
 
-        wakes.released(List.of(a));
+        assertThat(wakes.claimEnded(claim, List.of(a))).isNull();
+        assertThat(wakes.holding()).isFalse();
+    }
+
+    @Test
+    void aRowNamedDuringAClaimIsSettledByTheFirstClaimThatStartedAfterIt() {
+        long first = wakes.claimStarted();
+        assertThat(wakes.arrived(b, WakeReason.CAPTURE)).isFalse();
+        long second = wakes.claimStarted();
+
+        assertThat(wakes.claimEnded(second, List.of())).as("it looked after the news and did not find the row")
+                .isEqualTo(WakeReason.CAPTURE);
+        assertThat(wakes.holding()).isFalse();
+        assertThat(wakes.claimEnded(first, List.of())).as("settled once").isNull();
+    }
+
+    @Test
+    void aRowNamedDuringTwoClaimsWaitsForTheLastOfThemWhenNeitherStartedAfterIt() {
+        long first = wakes.claimStarted();
+        long second = wakes.claimStarted();
+        assertThat(wakes.arrived(b, WakeReason.CAPTURE)).isFalse();
+
+        assertThat(wakes.claimEnded(first, List.of(a))).as("another claim is still under way").isNull();
+        assertThat(wakes.claimEnded(second, List.of())).isEqualTo(WakeReason.CAPTURE);
+    }
+
+    @Test
+    void aClaimUnderWayLongerThanTheHoldLimitHoldsNothing() {
+        wakes.claimStarted();
+        LockSupport.parkNanos(NamedWakes.HOLD_LIMIT.plusMillis(5).toNanos());
+
+        assertThat(wakes.arrived(a, WakeReason.CAPTURE)).as("a hung claim must not keep the row from idle workers")
+                .isTrue();
+    }
+
+    @Test
+    void heldRowsGiveIdleWorkersADeadlineWithinTheHoldLimit() {
+        assertThat(wakes.heldDeadline()).isEmpty();
+        wakes.claimStarted();
+        wakes.arrived(a, WakeReason.CAPTURE);
+
+        assertThat(wakes.heldDeadline()).hasValueSatisfying(deadline ->
+                assertThat(deadline).isLessThanOrEqualTo(NamedWakes.HOLD_LIMIT));
+        LockSupport.parkNanos(NamedWakes.HOLD_LIMIT.plusMillis(5).toNanos());
+        assertThat(wakes.heldDeadline()).hasValueSatisfying(deadline ->
+                assertThat(deadline).isLessThan(Duration.ZERO));
+    }
+
+    @Test
+    void aReleasedRowWakesAgain() {
+        namingStarted();
+        wakes.claimEnded(wakes.claimStarted(), List.of(a));
+
+        assertThat(wakes.released(List.of(a))).as("no wake-up about it was skipped").isNull();
 
         assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isTrue();
+    }
+
+    @Test
+    void releasingARowWhoseWakeUpWasSkippedAnswersThatWakeUp() {
+        namingStarted();
+        wakes.claimEnded(wakes.claimStarted(), List.of(a, b));
+        assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isFalse();
+
+        assertThat(wakes.released(List.of(b))).isNull();
+        assertThat(wakes.released(List.of(a))).isEqualTo(WakeReason.CAPTURE);
     }
 }

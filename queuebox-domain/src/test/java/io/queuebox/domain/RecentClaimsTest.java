@@ -57,6 +57,18 @@ class RecentClaimsTest {
     }
 
     @Test
+    void aReleaseAnswersWhetherAWakeUpAboutARowWasSkipped() {
+        RecentClaims claims = new RecentClaims(10);
+        claims.claimed(List.of(a, b));
+
+        assertThat(claims.skipWakeFor(a)).isTrue();
+        assertThat(claims.skipWakeFor(c)).as("not claimed").isFalse();
+        assertThat(claims.released(List.of(b))).isFalse();
+        assertThat(claims.released(List.of(a))).isTrue();
+        assertThat(claims.contains(c)).isFalse();
+    }
+
+    @Test
     void refusesACapacityBelowOne() {
         assertThatThrownBy(() -> new RecentClaims(0)).hasMessageContaining("capacity must be at least 1, got 0");
     }
