@@ -115,6 +115,40 @@ class DeliveryEngineWakeReview2Test {
         return claims;
     }
 
+    // ------------------------------------------------------------------------------------------------ B
+
+    /**
+     * Promises 4 and 2 (a stall; PRE-EXISTING since abe75ab, not made by the named wake-ups: the plain
+     * wake-up fails the same way, see the parameter). Worker 1's interval poll chooses the committed row (it is
+     * leased now) and its answer never comes back in time (socket timeout 0 on a vanished server; 8 s here).
+     * The row's wake-up is held for 20 ms, then the idle peer claims, finds the row leased, and the settled
+     * wake-up wakes it once more: empty again. The lease (300 ms) lapses and the row is due, but the only worker
+     * that polls on the interval is the hung one, and the peer, with nothing in flight, plans a one-day wait:
+     * the row waits for the hung claim, far beyond the 500 ms wake interval. The fix b483f13 says "one worker's
+     * hung claim never keeps a row from the others"; it does when that claim took the row.
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "named {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void aRowTakenByAHungClaimOfWorker1WaitsForItLongAfterItsLeaseLapsed(boolean named) throws Exception {
+        engines.start(DeliveryEngine.builder().wakeSource(source), store, publisher, listener,
+                EngineHarness.oneWorker(1, Duration.ofMillis(500)).workers(2)
+                        .leaseLength(Duration.ofMillis(300)));
+        await().atMost(SOON).until(() -> fake.claimCalls.get() >= 1);
+        pause(100);
+        OutboxEvent row = anEventFor(order(UUID.randomUUID().toString()));
+        fake.add(row);
+        // Worker 1's interval poll takes the row, then its answer hangs; the log reports the row a moment later.
+        slowNextClaimOfWorker1(8_000);
+        if (named) {
+            source.listener.get().wakeFor(WakeReason.CAPTURE, row.eventId());
+        } else {
+            source.listener.get().wake(WakeReason.CAPTURE);
+        }
+        await().alias("the row, due again once the hung claim's 300 ms lease lapsed, delivered within the 500 ms"
+                + " wake interval after that (+ slack)").atMost(Duration.ofMillis(2_500))
+                .until(() -> fake.count(RowStatus.SENT) == 1);
+    }
+
     // ------------------------------------------------------------------------------------------------ plumbing
 
     /** A wake source that hands its listener to the test. */
