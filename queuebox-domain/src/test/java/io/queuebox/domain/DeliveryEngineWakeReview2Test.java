@@ -115,6 +115,41 @@ class DeliveryEngineWakeReview2Test {
         return claims;
     }
 
+    /**
+     * The same, with no hung claim at all: worker 1's claim answers in time (100 ms here, with the hold limit
+     * raised to 300 ms so that the test's timing is not the machine's; in production: a claim of a few ms and
+     * the 20 ms limit). The row is one another relay (a second instance) claimed already. The claim under way
+     * settles the held wake-up as unclaimed and wakes one peer (a ticket): an empty claim, as the plain wake-up
+     * would cost. But every idle peer had planned a timer for the hold deadline when the row was held, and
+     * settling does not make them replan (only a batch going in flight does): at the deadline each remaining
+     * idle peer claims, empty. One named row: 3 claims with 4 workers, where a plain wake-up costs 1 (control).
+     */
+    @org.junit.jupiter.params.ParameterizedTest(name = "named {0}")
+    @org.junit.jupiter.params.provider.ValueSource(booleans = {true, false})
+    void idlePeersClaimAtAHoldDeadlineThatTheClaimUnderWayAlreadySettled(boolean named) throws Exception {
+        engines.start(DeliveryEngine.builder().wakeSource(source).namedWakeHoldLimit(Duration.ofMillis(300)),
+                store, publisher, listener, EngineHarness.oneWorker(1, Duration.ofSeconds(1)).workers(4));
+        await().atMost(SOON).until(() -> fake.claimCalls.get() >= 1);
+        pause(200);
+        slowNextClaimOfWorker1(100);
+        int before = fake.claimCalls.get();
+        int threadsBefore = store.claimThreads.size();
+        OutboxEvent row = anEventFor(order(UUID.randomUUID().toString()));
+        fake.add(row);
+        fake.stealLease(row.eventId(), Duration.ofSeconds(30)); // another relay's claim took it
+        if (named) {
+            source.listener.get().wakeFor(WakeReason.CAPTURE, row.eventId());
+        } else {
+            source.listener.get().wake(WakeReason.CAPTURE);
+        }
+        pause(700);
+        int claims = fake.claimCalls.get() - before;
+        System.out.println("claims after the named row: " + claims + " "
+                + store.claimThreads.subList(threadsBefore, store.claimThreads.size()));
+        assertThat(claims).as("claims for one named row (the claim under way settles it and wakes one peer)")
+                .isEqualTo(1);
+    }
+
     // ------------------------------------------------------------------------------------------------ C
 
     /**
