@@ -216,6 +216,31 @@ class DeliveryEngineWakeReview2Test {
                 .atMost(SOON).until(() -> fake.count(RowStatus.SENT) == 2);
     }
 
+    // ------------------------------------------------------------------------------------------------ D
+
+    /**
+     * Promise 4 (latency, as C; unit level). RecentClaims keeps a released id in its age queue ("the queue keeps
+     * the id until it ages out"); when the row is claimed again it is queued a second time. When the OLD entry
+     * ages out, it removes the id from the map although the row is claimed now and among the most recent: the
+     * mark of a wake-up skipped during the second claim is lost, and its release (NotAttempted) wakes nothing.
+     * In the engine (capacity 16,384 or more) this takes a row released and claimed again, then that many other
+     * rows claimed while the second claim is out: a burst at thousands of rows per second, a slow publish.
+     */
+    @Test
+    void aReclaimedRowIsForgottenWhenItsOlderEntryAgesOutAndLosesItsMark() {
+        RecentClaims recent = new RecentClaims(3);
+        UUID row = UUID.randomUUID();
+        recent.claimed(List.of(row));
+        recent.released(List.of(row)); // NotAttempted once
+        recent.claimed(List.of(row)); // claimed again
+        assertThat(recent.skipWakeFor(row)).as("the log's report of the row, while it is claimed: skipped").isTrue();
+        recent.claimed(List.of(UUID.randomUUID(), UUID.randomUUID())); // three distinct rows: within capacity
+
+        assertThat(recent.released(List.of(row)))
+                .as("released again: its skipped wake-up must wake the engine (three distinct rows, capacity 3)")
+                .isTrue();
+    }
+
     // ------------------------------------------------------------------------------------------------ B
 
     /**
