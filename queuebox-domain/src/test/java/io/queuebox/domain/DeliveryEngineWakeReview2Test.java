@@ -216,6 +216,34 @@ class DeliveryEngineWakeReview2Test {
                 .atMost(SOON).until(() -> fake.count(RowStatus.SENT) == 2);
     }
 
+    /**
+     * C with the default 20 ms hold limit and no test hook: the claim's answer takes 50 ms to come back after it
+     * chose the rows, and the log reports them 1 ms into it.
+     */
+    @Test
+    void aRowNamedDuringItsOwnClaimWaitsTheWholeIntervalWithTheDefaultHoldLimit() throws Exception {
+        engines.start(DeliveryEngine.builder().wakeSource(source), store, publisher, listener,
+                EngineHarness.oneWorker(1, EngineHarness.LONG_INTERVAL));
+        await().atMost(SOON).until(() -> fake.claimCalls.get() >= 1);
+        pause(200);
+        OutboxEvent acked = anEventFor(order(UUID.randomUUID().toString()));
+        OutboxEvent notReached = anEventFor(order(UUID.randomUUID().toString()));
+        java.util.concurrent.atomic.AtomicBoolean first = new java.util.concurrent.atomic.AtomicBoolean(true);
+        publisher.answer = d -> d.eventId().equals(notReached.eventId()) && first.getAndSet(false)
+                ? io.queuebox.ports.PublishOutcome.notAttempted(d.eventId(), "broker not reached")
+                : io.queuebox.ports.PublishOutcome.acked(d.eventId());
+        fake.add(acked, notReached);
+        store.hangMillis = 50;
+        store.hangOn.set("queuebox-worker-1");
+        source.listener.get().wake(WakeReason.EXTERNAL);
+        assertEntered(store.entered);
+        source.listener.get().wakeFor(WakeReason.CAPTURE, acked.eventId());
+        source.listener.get().wakeFor(WakeReason.CAPTURE, notReached.eventId());
+
+        await().alias("the row released as not attempted, claimed again without waiting the 30 s interval")
+                .atMost(SOON).until(() -> fake.count(RowStatus.SENT) == 2);
+    }
+
     // ------------------------------------------------------------------------------------------------ D
 
     /**
