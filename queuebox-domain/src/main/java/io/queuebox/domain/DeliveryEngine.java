@@ -24,6 +24,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -147,6 +148,8 @@ public final class DeliveryEngine implements AutoCloseable {
     // a peer polls while a batch is in flight.
     private volatile long latestClaimStartNanos = System.nanoTime();
     private volatile Duration currentIdleWait;
+    // The start of the hung claim idle peers were last told of (renewer thread only).
+    private long hungClaimStart;
     private Thread renewer;
 
     private DeliveryEngine(Builder builder) {
@@ -241,7 +244,7 @@ public final class DeliveryEngine implements AutoCloseable {
         if (eventId == null || namedWakes.arrived(eventId, reason)) {
             wake(reason);
         } else if (namedWakes.holding()) {
-            signal.scheduleChanged(); // idle workers claim if the claim under way has not returned by the limit
+            renewerSignal.wake(WakeReason.DEADLINE); // it ends the holding if the claim has not returned by the limit
         }
     }
 
@@ -489,11 +492,6 @@ public final class DeliveryEngine implements AutoCloseable {
     private WakeSchedule.Wake planWake(Duration intervalLeft) {
         WakeSchedule.Wake wake = WakeSchedule.next(intervalLeft, deadlines.untilNextRetry(),
                 deadlines.untilNextLeaseExpiry(), Optional.empty(), false);
-        Optional<Duration> held = namedWakes.heldDeadline();
-        if (held.isPresent() && held.get().compareTo(wake.delay()) < 0) {
-            // Rows named while a claim was under way, which has not returned within the hold limit.
-            return new WakeSchedule.Wake(held.get().isNegative() ? Duration.ZERO : held.get(), WakeReason.CAPTURE);
-        }
         return wake;
     }
 
@@ -504,11 +502,20 @@ public final class DeliveryEngine implements AutoCloseable {
      * started, not at once (at 200 events/s polling, that immediate look made 21 % of all claims empty).
      */
     private WakeSchedule.Wake planPeerWake(Duration intervalLeft) {
-        if (inFlight.isEmpty()) {
+        if (inFlight.isEmpty() && !claimHangs()) {
             return planWake(PEER_IDLE_WAIT);
         }
         Duration afterLatestClaim = currentIdleWait.minusNanos(System.nanoTime() - latestClaimStartNanos);
         return planWake(afterLatestClaim.compareTo(intervalLeft) > 0 ? afterLatestClaim : intervalLeft);
+    }
+
+    /**
+     * Whether a claim has been under way for a whole wake interval: its worker polls no more, so the peers
+     * poll on the interval as they do while a batch is in flight (the rows it chose may be due again).
+     */
+    private boolean claimHangs() {
+        OptionalLong oldest = namedWakes.oldestClaimStart();
+        return oldest.isPresent() && System.nanoTime() - oldest.getAsLong() >= currentIdleWait.toNanos();
     }
 
     private void learnDeadlinesLeftByEarlierRuns() {
@@ -1007,9 +1014,45 @@ public final class DeliveryEngine implements AutoCloseable {
                 next = clock.instant().plus(interval.dividedBy(4));
             }
             Duration wait = Duration.between(clock.instant(), next);
+            Duration watch = watchClaims();
+            if (watch.compareTo(wait) < 0) {
+                wait = watch;
+            }
             renewerSignal.await(seen, wait.isNegative() ? Duration.ZERO : wait,
                     left -> WakeSchedule.next(left, Optional.empty(), Optional.empty(), Optional.empty(), false));
         }
+    }
+
+    /**
+     * The renewer's watch over claims under way: rows held for a claim past the hold limit become one wake-up
+     * (one idle worker claims, not all of them), and idle peers learn of a claim that has been under way for
+     * a whole wake interval, so that they poll while it hangs. Answers when to look again.
+     */
+    private Duration watchClaims() {
+        WakeReason held = namedWakes.expireHeld();
+        if (held != null) {
+            wake(held);
+        }
+        Duration next = namedWakes.untilHeldExpire().orElse(PEER_IDLE_WAIT);
+        if (settings.workers() > 1) {
+            Duration interval = currentIdleWait;
+            OptionalLong oldest = namedWakes.oldestClaimStart();
+            if (oldest.isEmpty()) {
+                next = interval.compareTo(next) < 0 ? interval : next; // a claim may start meanwhile
+            } else {
+                Duration left = interval.minusNanos(System.nanoTime() - oldest.getAsLong());
+                if (left.isNegative() || left.isZero()) {
+                    if (hungClaimStart != oldest.getAsLong()) {
+                        hungClaimStart = oldest.getAsLong();
+                        signal.scheduleChanged(); // idle peers replan: see planPeerWake
+                    }
+                    next = interval.compareTo(next) < 0 ? interval : next;
+                } else if (left.compareTo(next) < 0) {
+                    next = left;
+                }
+            }
+        }
+        return next;
     }
 
     /** Renews the leases that are due; answers when the next one falls due. */

@@ -2,12 +2,14 @@ package io.queuebox.domain;
 
 import io.queuebox.ports.WakeReason;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.UUID;
 
 /**
@@ -16,8 +18,10 @@ import java.util.UUID;
  * (the log reports a row a few milliseconds after it committed, when a claim often started already), and a
  * second claimer would find it locked. A held row is settled by the first claim that started after it was
  * named, or when no claim is under way any more, and wakes the engine then if no claim took it. A claim
- * that does not return within {@link #HOLD_LIMIT} stops holding: idle workers then claim
- * ({@link #heldDeadline}), so one worker's hung claim never keeps a row from the others.
+ * that does not return within {@link #HOLD_LIMIT} stops holding: {@link #expireHeld} turns what it held into
+ * one wake-up, so one worker's hung claim never keeps a row from the others.
+ *
+ * <p>It also knows the claims under way and when each started, which tells the engine a claim that hangs.
  */
 final class NamedWakes {
 
@@ -53,7 +57,7 @@ final class NamedWakes {
 
     /**
      * A wake-up names {@code eventId}: answers whether to wake the engine now. When it answers false and
-     * starts holding rows, {@link #heldDeadline} changed: the caller makes waiters replan.
+     * holds the row, the caller makes sure {@link #expireHeld} runs once the hold limit has passed.
      */
     synchronized boolean arrived(UUID eventId, WakeReason reason) {
         if (recent == null) {
@@ -75,17 +79,35 @@ final class NamedWakes {
         return false;
     }
 
-    /** Whether rows are held (the caller then makes waiters replan, for {@link #heldDeadline}). */
+    /** Whether rows are held. */
     synchronized boolean holding() {
         return !held.isEmpty();
     }
 
-    /** Until idle workers claim for the rows held, if any are. */
-    synchronized Optional<Duration> heldDeadline() {
+    /** Until the rows held have waited the hold limit, if any are held. */
+    synchronized Optional<Duration> untilHeldExpire() {
         if (held.isEmpty()) {
             return Optional.empty();
         }
         return Optional.of(Duration.ofNanos(holdLimitNanos - (System.nanoTime() - heldSinceNanos)));
+    }
+
+    /**
+     * Stops holding rows that waited the hold limit: answers the reason to wake the engine with (once, for
+     * all of them) when one is still unclaimed, else null.
+     */
+    synchronized WakeReason expireHeld() {
+        if (held.isEmpty() || System.nanoTime() - heldSinceNanos < holdLimitNanos) {
+            return null;
+        }
+        boolean unclaimed = settleAll(held.keySet());
+        held.clear();
+        return unclaimed ? heldReason : null;
+    }
+
+    /** When the oldest claim under way started (monotonic nanos), if one is. */
+    synchronized OptionalLong oldestClaimStart() {
+        return underWay.values().stream().mapToLong(Long::longValue).min();
     }
 
     /** A claim starts: answers its number, for {@link #claimEnded}. */
@@ -105,15 +127,31 @@ final class NamedWakes {
             recent.claimed(claimed);
         }
         underWay.remove(number);
-        boolean unclaimed = false;
+        List<UUID> settled = new ArrayList<>();
         for (Iterator<Map.Entry<UUID, Long>> it = held.entrySet().iterator(); it.hasNext(); ) {
             Map.Entry<UUID, Long> entry = it.next();
             if (underWay.isEmpty() || number > entry.getValue()) {
-                unclaimed |= !recent.contains(entry.getKey());
+                settled.add(entry.getKey());
                 it.remove();
             }
         }
-        return unclaimed ? heldReason : null;
+        return settleAll(settled) ? heldReason : null;
+    }
+
+    /**
+     * Settles held rows: a claimed one counts as a skipped wake-up (its release wakes the engine); answers
+     * whether one is unclaimed.
+     */
+    private boolean settleAll(Collection<UUID> rows) {
+        boolean unclaimed = false;
+        for (UUID row : rows) {
+            if (recent.skipWakeFor(row)) {
+                skippedReason = heldReason;
+            } else {
+                unclaimed = true;
+            }
+        }
+        return unclaimed;
     }
 
     /**

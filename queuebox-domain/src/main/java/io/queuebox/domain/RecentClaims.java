@@ -1,8 +1,7 @@
 package io.queuebox.domain;
 
-import java.util.ArrayDeque;
 import java.util.Collection;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.UUID;
 
@@ -14,35 +13,30 @@ import java.util.UUID;
  */
 final class RecentClaims {
 
-    private final int capacity;
-    private final ArrayDeque<UUID> order;
-    // id -> whether a wake-up naming it was skipped while it was claimed
-    private final Map<UUID, Boolean> ids;
+    private final Map<UUID, Boolean> ids; // id -> whether a wake-up naming it was skipped while it was claimed
 
     RecentClaims(int capacity) {
         if (capacity < 1) {
             throw new IllegalArgumentException("capacity must be at least 1, got " + capacity);
         }
-        this.capacity = capacity;
-        // Sized for the bound up front: growing the table while claims run cost as much as filling it.
-        this.order = new ArrayDeque<>(capacity + 1);
-        this.ids = new HashMap<>((int) (capacity / 0.75f) + 2);
+        // Insertion order is claim order: a row released and claimed again counts from its new claim. Sized for
+        // the bound up front: growing the table while claims run cost as much as filling it.
+        this.ids = new LinkedHashMap<>((int) (capacity / 0.75f) + 2) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<UUID, Boolean> eldest) {
+                return size() > capacity;
+            }
+        };
     }
 
     void claimed(Collection<UUID> eventIds) {
         for (UUID id : eventIds) {
-            if (ids.put(id, Boolean.FALSE) == null) {
-                order.addLast(id);
-            }
-        }
-        while (order.size() > capacity) {
-            ids.remove(order.removeFirst());
+            ids.putIfAbsent(id, Boolean.FALSE);
         }
     }
 
     /** Forgets released rows; answers whether a wake-up about one of them was skipped. */
     boolean released(Collection<UUID> eventIds) {
-        // The queue keeps the id until it ages out; contains() answers from the map alone.
         boolean skipped = false;
         for (UUID id : eventIds) {
             skipped |= Boolean.TRUE.equals(ids.remove(id));

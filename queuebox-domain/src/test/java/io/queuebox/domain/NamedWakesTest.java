@@ -3,7 +3,6 @@ package io.queuebox.domain;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.queuebox.ports.WakeReason;
-import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.locks.LockSupport;
@@ -83,16 +82,40 @@ class NamedWakesTest {
     }
 
     @Test
-    void heldRowsGiveIdleWorkersADeadlineWithinTheHoldLimit() {
-        assertThat(wakes.heldDeadline()).isEmpty();
+    void rowsHeldPastTheHoldLimitBecomeOneWakeUp() {
+        assertThat(wakes.untilHeldExpire()).isEmpty();
         wakes.claimStarted();
         wakes.arrived(a, WakeReason.CAPTURE);
+        wakes.arrived(b, WakeReason.CAPTURE);
 
-        assertThat(wakes.heldDeadline()).hasValueSatisfying(deadline ->
-                assertThat(deadline).isLessThanOrEqualTo(NamedWakes.HOLD_LIMIT));
+        assertThat(wakes.untilHeldExpire()).hasValueSatisfying(left ->
+                assertThat(left).isLessThanOrEqualTo(NamedWakes.HOLD_LIMIT));
+        assertThat(wakes.expireHeld()).as("not yet").isNull();
         LockSupport.parkNanos(NamedWakes.HOLD_LIMIT.plusMillis(5).toNanos());
-        assertThat(wakes.heldDeadline()).hasValueSatisfying(deadline ->
-                assertThat(deadline).isLessThan(Duration.ZERO));
+        assertThat(wakes.expireHeld()).isEqualTo(WakeReason.CAPTURE);
+        assertThat(wakes.expireHeld()).as("once").isNull();
+        assertThat(wakes.holding()).isFalse();
+    }
+
+    @Test
+    void aRowHeldDuringItsOwnClaimIsMarkedSoThatItsReleaseWakes() {
+        long claim = wakes.claimStarted();
+        assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isFalse();
+        assertThat(wakes.claimEnded(claim, List.of(a))).isNull();
+
+        assertThat(wakes.released(List.of(a))).isEqualTo(WakeReason.CAPTURE);
+    }
+
+    @Test
+    void knowsWhenTheOldestClaimUnderWayStarted() {
+        assertThat(wakes.oldestClaimStart()).isEmpty();
+        long before = System.nanoTime();
+        long first = wakes.claimStarted();
+        wakes.claimStarted();
+
+        assertThat(wakes.oldestClaimStart().getAsLong()).isGreaterThanOrEqualTo(before);
+        wakes.claimEnded(first, List.of());
+        assertThat(wakes.oldestClaimStart()).isPresent();
     }
 
     @Test
