@@ -146,6 +146,36 @@ class DeliveryEngineWakeReview3Test {
         assertThat(claims).as("claims in 2 s by an idle engine, wake interval 200 ms").isLessThanOrEqualTo(10);
     }
 
+    // ------------------------------------------------------------------------------------------------ C
+
+    /**
+     * Promise 4 (idle cost). The outbox is empty and stays empty; worker 1's interval poll hangs for 4 s (a
+     * stalled connection; it chose no rows). From a wake interval into the hang, claimHangs makes every idle
+     * peer poll, each on its own interval: with 8 workers, 7 empty claims per wake interval for as long as the
+     * one claim hangs, where the promise is one claim per wake interval whatever the number of workers (and
+     * the hung claim chose nothing that could be due again). Control: 2 workers.
+     */
+    @ParameterizedTest(name = "workers {0}")
+    @ValueSource(ints = {2, 8})
+    void oneHungEmptyClaimMakesEveryIdlePeerPollEachInterval(int workers) throws Exception {
+        engines.start(DeliveryEngine.builder().wakeSource(source), store, publisher, listener,
+                EngineHarness.oneWorker(1, Duration.ofMillis(200)).workers(workers));
+        await().atMost(SOON).until(() -> fake.claimCalls.get() >= 1);
+        pause(300);
+        store.hangMillis = 4_000;
+        store.hangOn.set("queuebox-worker-1");
+        assertEntered(store.entered, "worker 1's claim");
+        int before = fake.claimCalls.get();
+        int threadsBefore = store.claimThreads.size();
+        pause(2_000);
+        int claims = fake.claimCalls.get() - before;
+        System.out.println("hung, workers=" + workers + ": " + claims + " claims in 2 s by "
+                + store.claimThreads.subList(threadsBefore, store.claimThreads.size()));
+        // 2 s at one claim per 200 ms interval: 10 at the most, whatever the number of workers.
+        assertThat(claims).as("claims in 2 s by an idle engine whose worker 1 hangs, wake interval 200 ms")
+                .isLessThanOrEqualTo(11);
+    }
+
     private static final class RecordingSource implements WakeSource {
         final AtomicReference<WakeListener> listener = new AtomicReference<>();
 
