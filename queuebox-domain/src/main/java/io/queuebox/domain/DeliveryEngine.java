@@ -24,7 +24,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
@@ -120,6 +119,7 @@ public final class DeliveryEngine implements AutoCloseable {
     // Enough for the log to run seconds behind at thousands of rows per second; about 100 bytes an id.
     private static final int MIN_RECENT_CLAIMS = 16_384;
     private static final int MAX_RECENT_CLAIMS = 262_144;
+    private static final long NO_CLAIM = Long.MIN_VALUE;
 
     private enum State { NEW, RUNNING, STOPPING, STOPPED }
 
@@ -136,6 +136,7 @@ public final class DeliveryEngine implements AutoCloseable {
     private final AtomicReference<State> state = new AtomicReference<>(State.NEW);
     private final WakeSignal signal = new WakeSignal();
     private final WakeSignal renewerSignal = new WakeSignal();
+    private final WakeSignal watchSignal = new WakeSignal();
     private final Deadlines deadlines;
     private final NamedWakes namedWakes;
     private final Map<LeaseToken, InFlightBatch> inFlight = new ConcurrentHashMap<>();
@@ -148,8 +149,11 @@ public final class DeliveryEngine implements AutoCloseable {
     // a peer polls while a batch is in flight.
     private volatile long latestClaimStartNanos = System.nanoTime();
     private volatile Duration currentIdleWait;
-    // The start of the hung claim idle peers were last told of (renewer thread only).
-    private long hungClaimStart;
+    // When the claim watch last woke an idle worker for a hung claim (claim watch thread only).
+    private long hungClaimWakeNanos = System.nanoTime() - Duration.ofDays(1).toNanos();
+    // The first worker (the one that polls on the interval) and when its claim under way started, or NO_CLAIM.
+    private volatile Thread poller;
+    private volatile long pollerClaimStartNanos = NO_CLAIM;
     private Thread renewer;
 
     private DeliveryEngine(Builder builder) {
@@ -192,7 +196,11 @@ public final class DeliveryEngine implements AutoCloseable {
             if (stage != null) {
                 stages.add(stage);
             }
-            threads.add(thread("queuebox-worker-" + i, () -> runWorker(index, stage)));
+            Thread worker = thread("queuebox-worker-" + i, () -> runWorker(index, stage));
+            if (i == 1) {
+                poller = worker;
+            }
+            threads.add(worker);
             if (stage != null) {
                 threads.add(thread("queuebox-worker-" + i + "-publish", () -> runStage(stage)));
             }
@@ -203,6 +211,9 @@ public final class DeliveryEngine implements AutoCloseable {
         renewer = thread("queuebox-lease-renewer", this::runRenewer);
         threads.forEach(Thread::start);
         renewer.start();
+        if (settings.workers() > 1) {
+            thread("queuebox-claim-watch", this::runClaimWatch).start();
+        }
         for (WakeSource source : wakeSources) {
             try {
                 source.start(asWakeListener());
@@ -244,7 +255,7 @@ public final class DeliveryEngine implements AutoCloseable {
         if (eventId == null || namedWakes.arrived(eventId, reason)) {
             wake(reason);
         } else if (namedWakes.holding()) {
-            renewerSignal.wake(WakeReason.DEADLINE); // it ends the holding if the claim has not returned by the limit
+            watchSignal.wake(WakeReason.DEADLINE); // it ends the holding if the claim has not returned by the limit
         }
     }
 
@@ -306,6 +317,7 @@ public final class DeliveryEngine implements AutoCloseable {
             }
         } finally {
             renewerSignal.shutdown();
+            watchSignal.shutdown();
             for (WakeSource source : wakeSources) {
                 try {
                     source.close();
@@ -502,20 +514,11 @@ public final class DeliveryEngine implements AutoCloseable {
      * started, not at once (at 200 events/s polling, that immediate look made 21 % of all claims empty).
      */
     private WakeSchedule.Wake planPeerWake(Duration intervalLeft) {
-        if (inFlight.isEmpty() && !claimHangs()) {
+        if (inFlight.isEmpty()) {
             return planWake(PEER_IDLE_WAIT);
         }
         Duration afterLatestClaim = currentIdleWait.minusNanos(System.nanoTime() - latestClaimStartNanos);
         return planWake(afterLatestClaim.compareTo(intervalLeft) > 0 ? afterLatestClaim : intervalLeft);
-    }
-
-    /**
-     * Whether a claim has been under way for a whole wake interval: its worker polls no more, so the peers
-     * poll on the interval as they do while a batch is in flight (the rows it chose may be due again).
-     */
-    private boolean claimHangs() {
-        OptionalLong oldest = namedWakes.oldestClaimStart();
-        return oldest.isPresent() && System.nanoTime() - oldest.getAsLong() >= currentIdleWait.toNanos();
     }
 
     private void learnDeadlinesLeftByEarlierRuns() {
@@ -571,7 +574,12 @@ public final class DeliveryEngine implements AutoCloseable {
      * the stage and returns at once.
      */
     private Cycle deliverOnce(Stage stage, long newsBefore) {
-        latestClaimStartNanos = System.nanoTime();
+        long started = System.nanoTime();
+        latestClaimStartNanos = started;
+        boolean polling = Thread.currentThread() == poller;
+        if (polling) {
+            pollerClaimStartNanos = started;
+        }
         Instant claimStart = clock.instant();
         deadlines.reachedAt(claimStart);
         ClaimBatch batch = null;
@@ -582,6 +590,9 @@ public final class DeliveryEngine implements AutoCloseable {
             listener.onError("claim", e);
             return Cycle.FAILED;
         } finally {
+            if (polling) {
+                pollerClaimStartNanos = NO_CLAIM;
+            }
             WakeReason held = namedWakes.claimEnded(claimNumber, batch == null ? List.of()
                     : batch.deliveries().stream().map(ClaimedDelivery::eventId).toList());
             if (held != null) {
@@ -1014,48 +1025,65 @@ public final class DeliveryEngine implements AutoCloseable {
                 next = clock.instant().plus(interval.dividedBy(4));
             }
             Duration wait = Duration.between(clock.instant(), next);
-            Duration watch = watchClaims();
-            if (watch.compareTo(wait) < 0) {
-                wait = watch;
-            }
             renewerSignal.await(seen, wait.isNegative() ? Duration.ZERO : wait,
                     left -> WakeSchedule.next(left, Optional.empty(), Optional.empty(), Optional.empty(), false));
         }
     }
 
+    // ---------------------------------------------------------------- the claim watch
+
     /**
-     * The renewer's watch over claims under way: rows held for a claim past the hold limit become one wake-up
-     * (one idle worker claims, not all of them), and idle peers learn of a claim that has been under way for
-     * a whole wake interval, so that they poll while it hangs. Answers when to look again.
+     * With more than one worker, a thread that never touches the store watches the claims under way: rows held
+     * for a claim past the hold limit become one wake-up, and while a claim has been under way for a whole
+     * wake interval (a database that stopped answering on that connection) one idle worker is woken per
+     * interval, so that the rows that claim chose are taken once their lease lapses and an idle engine still
+     * costs one claim per interval.
      */
+    private void runClaimWatch() {
+        while (!watchSignal.isShutdown()) {
+            long seen = watchSignal.wakes();
+            Duration wait;
+            try {
+                wait = watchClaims();
+            } catch (Throwable e) {
+                failing("claim-watch", e);
+                wait = currentIdleWait;
+            }
+            watchSignal.await(seen, wait,
+                    left -> WakeSchedule.next(left, Optional.empty(), Optional.empty(), Optional.empty(), false));
+        }
+    }
+
+    /** One look of the claim watch; answers when to look again. */
     private Duration watchClaims() {
         WakeReason held = namedWakes.expireHeld();
         if (held != null) {
             wake(held);
         }
-        Duration next = namedWakes.untilHeldExpire().orElse(PEER_IDLE_WAIT);
-        if (settings.workers() > 1) {
-            Duration interval = currentIdleWait;
-            OptionalLong oldest = namedWakes.oldestClaimStart();
-            if (oldest.isEmpty()) {
-                next = interval.compareTo(next) < 0 ? interval : next; // a claim may start meanwhile
-            } else {
-                Duration left = interval.minusNanos(System.nanoTime() - oldest.getAsLong());
-                if (left.isNegative() || left.isZero()) {
-                    if (hungClaimStart != oldest.getAsLong()) {
-                        hungClaimStart = oldest.getAsLong();
-                        signal.scheduleChanged(); // idle peers replan: see planPeerWake
-                    }
-                    next = interval.compareTo(next) < 0 ? interval : next;
-                } else if (left.compareTo(next) < 0) {
-                    next = left;
+        Duration interval = currentIdleWait;
+        Duration next = namedWakes.untilHeldExpire().filter(left -> left.compareTo(interval) < 0).orElse(interval);
+        // Only the first worker polls on the interval; while another worker's claim hangs, it still does.
+        long pollerStart = pollerClaimStartNanos;
+        long now = System.nanoTime();
+        if (pollerStart != NO_CLAIM) {
+            long hungFor = now - pollerStart;
+            if (hungFor >= interval.toNanos()) {
+                long sinceAnyClaim = now - Math.max(latestClaimStartNanos, hungClaimWakeNanos);
+                if (sinceAnyClaim >= interval.toNanos()) {
+                    hungClaimWakeNanos = now;
+                    wake(WakeReason.INTERVAL); // one idle worker polls in the hung claim's place
+                    sinceAnyClaim = 0;
                 }
+                Duration untilNextWake = interval.minusNanos(sinceAnyClaim);
+                next = untilNextWake.compareTo(next) < 0 ? untilNextWake : next;
+            } else {
+                Duration untilHung = interval.minusNanos(hungFor);
+                next = untilHung.compareTo(next) < 0 ? untilHung : next;
             }
         }
-        return next;
+        return next.isNegative() ? Duration.ZERO : next;
     }
 
-    /** Renews the leases that are due; answers when the next one falls due. */
     private Instant renewDue(Duration interval) {
         Instant now = clock.instant();
         Instant next = now.plus(interval);

@@ -9,7 +9,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.OptionalLong;
 import java.util.UUID;
 
 /**
@@ -20,8 +19,6 @@ import java.util.UUID;
  * named, or when no claim is under way any more, and wakes the engine then if no claim took it. A claim
  * that does not return within {@link #HOLD_LIMIT} stops holding: {@link #expireHeld} turns what it held into
  * one wake-up, so one worker's hung claim never keeps a row from the others.
- *
- * <p>It also knows the claims under way and when each started, which tells the engine a claim that hangs.
  */
 final class NamedWakes {
 
@@ -105,10 +102,6 @@ final class NamedWakes {
         return unclaimed ? heldReason : null;
     }
 
-    /** When the oldest claim under way started (monotonic nanos), if one is. */
-    synchronized OptionalLong oldestClaimStart() {
-        return underWay.values().stream().mapToLong(Long::longValue).min();
-    }
 
     /** A claim starts: answers its number, for {@link #claimEnded}. */
     synchronized long claimStarted() {

@@ -107,18 +107,6 @@ class NamedWakesTest {
     }
 
     @Test
-    void knowsWhenTheOldestClaimUnderWayStarted() {
-        assertThat(wakes.oldestClaimStart()).isEmpty();
-        long before = System.nanoTime();
-        long first = wakes.claimStarted();
-        wakes.claimStarted();
-
-        assertThat(wakes.oldestClaimStart().getAsLong()).isGreaterThanOrEqualTo(before);
-        wakes.claimEnded(first, List.of());
-        assertThat(wakes.oldestClaimStart()).isPresent();
-    }
-
-    @Test
     void aReleasedRowWakesAgain() {
         namingStarted();
         wakes.claimEnded(wakes.claimStarted(), List.of(a));
