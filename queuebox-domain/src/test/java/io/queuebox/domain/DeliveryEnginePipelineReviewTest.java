@@ -5,23 +5,14 @@ import static io.queuebox.domain.Fixtures.order;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.queuebox.ports.BacklogStats;
-import io.queuebox.ports.ClaimBatch;
-import io.queuebox.ports.ClaimRequest;
 import io.queuebox.ports.LeaseToken;
 import io.queuebox.ports.OutboxEvent;
-import io.queuebox.ports.OutboxStore;
-import io.queuebox.ports.Park;
-import io.queuebox.ports.ParkedEvent;
 import io.queuebox.ports.PublishOutcome;
-import io.queuebox.ports.ReplaySelector;
-import io.queuebox.ports.Reschedule;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -241,7 +232,7 @@ class DeliveryEnginePipelineReviewTest {
     // ------------------------------------------------------------------ a store with hooks
 
     /** Delegates to the fake; blocks before delegating (outside the fake's monitor) when a gate is set. */
-    static final class HookedStore implements OutboxStore {
+    static final class HookedStore extends ForwardingOutboxStore {
         private final FakeOutboxStore delegate;
         volatile CountDownLatch markSentGate;
         volatile CountDownLatch releaseGate;
@@ -249,12 +240,8 @@ class DeliveryEnginePipelineReviewTest {
         final AtomicBoolean markSentEntered = new AtomicBoolean();
 
         HookedStore(FakeOutboxStore delegate) {
+            super(delegate);
             this.delegate = delegate;
-        }
-
-        @Override
-        public ClaimBatch claim(ClaimRequest request) {
-            return delegate.claim(request);
         }
 
         @Override
@@ -265,16 +252,6 @@ class DeliveryEnginePipelineReviewTest {
                 waitFor(gate);
             }
             return delegate.markSent(lease, eventIds);
-        }
-
-        @Override
-        public int reschedule(LeaseToken lease, List<Reschedule> retries) {
-            return delegate.reschedule(lease, retries);
-        }
-
-        @Override
-        public int park(LeaseToken lease, List<Park> parkings) {
-            return delegate.park(lease, parkings);
         }
 
         @Override
@@ -290,34 +267,5 @@ class DeliveryEnginePipelineReviewTest {
             return delegate.release(lease, eventIds);
         }
 
-        @Override
-        public int renew(LeaseToken lease, Duration leaseLength) {
-            return delegate.renew(lease, leaseLength);
-        }
-
-        @Override
-        public Optional<Duration> timeUntilNextDue() {
-            return delegate.timeUntilNextDue();
-        }
-
-        @Override
-        public int purgeSent(Duration retention, int maxRows) {
-            return delegate.purgeSent(retention, maxRows);
-        }
-
-        @Override
-        public BacklogStats stats() {
-            return delegate.stats();
-        }
-
-        @Override
-        public List<ParkedEvent> parked(ReplaySelector selector, int limit) {
-            return delegate.parked(selector, limit);
-        }
-
-        @Override
-        public int replay(ReplaySelector selector) {
-            return delegate.replay(selector);
-        }
     }
 }

@@ -5,7 +5,6 @@ import static io.queuebox.domain.Fixtures.order;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.queuebox.ports.Health;
 import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.WakeReason;
 import io.queuebox.ports.WakeSource;
@@ -13,7 +12,6 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -30,30 +28,11 @@ class DeliveryEngineWakeForTest {
     private final FakePublisher publisher = new FakePublisher();
     private final RecordingListener listener = new RecordingListener();
     private final EngineHarness engines = new EngineHarness();
-    private final RecordingSource source = new RecordingSource();
+    private final HandingWakeSource source = new HandingWakeSource();
 
     @AfterEach
     void stopEngines() {
         engines.stopAll(publisher);
-    }
-
-    /** A wake source that hands its listener to the test, as the capture supervisor gets the engine's. */
-    private static final class RecordingSource implements WakeSource {
-        final AtomicReference<WakeListener> listener = new AtomicReference<>();
-
-        @Override
-        public void start(WakeListener delivery) {
-            listener.set(delivery);
-        }
-
-        @Override
-        public Health health() {
-            return Health.up("recording");
-        }
-
-        @Override
-        public void close() {
-        }
     }
 
     private DeliveryEngine started(int depth) {

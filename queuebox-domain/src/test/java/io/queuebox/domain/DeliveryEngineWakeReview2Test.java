@@ -5,24 +5,13 @@ import static io.queuebox.domain.Fixtures.order;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.queuebox.ports.BacklogStats;
 import io.queuebox.ports.ClaimBatch;
 import io.queuebox.ports.ClaimRequest;
-import io.queuebox.ports.Health;
-import io.queuebox.ports.LeaseToken;
 import io.queuebox.ports.OutboxEvent;
-import io.queuebox.ports.OutboxStore;
-import io.queuebox.ports.Park;
-import io.queuebox.ports.ParkedEvent;
-import io.queuebox.ports.ReplaySelector;
-import io.queuebox.ports.Reschedule;
 import io.queuebox.ports.WakeReason;
-import io.queuebox.ports.WakeSource;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Collection;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -43,7 +32,7 @@ class DeliveryEngineWakeReview2Test {
     private final FakePublisher publisher = new FakePublisher();
     private final RecordingListener listener = new RecordingListener();
     private final EngineHarness engines = new EngineHarness();
-    private final RecordingSource source = new RecordingSource();
+    private final HandingWakeSource source = new HandingWakeSource();
 
     @AfterEach
     void stopEngines() {
@@ -305,31 +294,12 @@ class DeliveryEngineWakeReview2Test {
 
     // ------------------------------------------------------------------------------------------------ plumbing
 
-    /** A wake source that hands its listener to the test. */
-    private static final class RecordingSource implements WakeSource {
-        final AtomicReference<WakeListener> listener = new AtomicReference<>();
-
-        @Override
-        public void start(WakeListener delivery) {
-            listener.set(delivery);
-        }
-
-        @Override
-        public Health health() {
-            return Health.up("recording");
-        }
-
-        @Override
-        public void close() {
-        }
-    }
-
     /**
      * The fake store, whose claim on the thread named in {@code hangOn} (once) answers only after
      * {@code hangMillis} (or when {@code release} opens), after it chose its rows; every other call goes
      * straight through. Records the thread of every claim.
      */
-    private static final class SlowStore implements OutboxStore {
+    private static final class SlowStore extends ForwardingOutboxStore {
         final FakeOutboxStore delegate;
         final AtomicReference<String> hangOn = new AtomicReference<>();
         final CountDownLatch entered = new CountDownLatch(1);
@@ -338,6 +308,7 @@ class DeliveryEngineWakeReview2Test {
         volatile long hangMillis = 8_000;
 
         SlowStore(FakeOutboxStore delegate) {
+            super(delegate);
             this.delegate = delegate;
         }
 
@@ -357,54 +328,5 @@ class DeliveryEngineWakeReview2Test {
             return batch;
         }
 
-        @Override
-        public int markSent(LeaseToken lease, Collection<UUID> eventIds) {
-            return delegate.markSent(lease, eventIds);
-        }
-
-        @Override
-        public int reschedule(LeaseToken lease, List<Reschedule> retries) {
-            return delegate.reschedule(lease, retries);
-        }
-
-        @Override
-        public int park(LeaseToken lease, List<Park> parkings) {
-            return delegate.park(lease, parkings);
-        }
-
-        @Override
-        public int release(LeaseToken lease, Collection<UUID> eventIds) {
-            return delegate.release(lease, eventIds);
-        }
-
-        @Override
-        public int renew(LeaseToken lease, Duration leaseLength) {
-            return delegate.renew(lease, leaseLength);
-        }
-
-        @Override
-        public Optional<Duration> timeUntilNextDue() {
-            return delegate.timeUntilNextDue();
-        }
-
-        @Override
-        public int purgeSent(Duration retention, int maxRows) {
-            return delegate.purgeSent(retention, maxRows);
-        }
-
-        @Override
-        public BacklogStats stats() {
-            return delegate.stats();
-        }
-
-        @Override
-        public List<ParkedEvent> parked(ReplaySelector selector, int limit) {
-            return delegate.parked(selector, limit);
-        }
-
-        @Override
-        public int replay(ReplaySelector selector) {
-            return delegate.replay(selector);
-        }
     }
 }

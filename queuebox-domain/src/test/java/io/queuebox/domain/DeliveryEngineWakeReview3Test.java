@@ -5,31 +5,20 @@ import static io.queuebox.domain.Fixtures.order;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.queuebox.ports.BacklogStats;
 import io.queuebox.ports.ClaimBatch;
 import io.queuebox.ports.ClaimRequest;
-import io.queuebox.ports.Health;
 import io.queuebox.ports.LeaseToken;
 import io.queuebox.ports.OutboxEvent;
-import io.queuebox.ports.OutboxStore;
-import io.queuebox.ports.Park;
-import io.queuebox.ports.ParkedEvent;
-import io.queuebox.ports.ReplaySelector;
-import io.queuebox.ports.Reschedule;
 import io.queuebox.ports.WakeReason;
-import io.queuebox.ports.WakeSource;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Collection;
 import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -46,7 +35,7 @@ class DeliveryEngineWakeReview3Test {
     private final FakePublisher publisher = new FakePublisher();
     private final RecordingListener listener = new RecordingListener();
     private final EngineHarness engines = new EngineHarness();
-    private final RecordingSource source = new RecordingSource();
+    private final HandingWakeSource source = new HandingWakeSource();
 
     @AfterEach
     void stopEngines() {
@@ -176,30 +165,12 @@ class DeliveryEngineWakeReview3Test {
                 .isLessThanOrEqualTo(11);
     }
 
-    private static final class RecordingSource implements WakeSource {
-        final AtomicReference<WakeListener> listener = new AtomicReference<>();
-
-        @Override
-        public void start(WakeListener delivery) {
-            listener.set(delivery);
-        }
-
-        @Override
-        public Health health() {
-            return Health.up("recording");
-        }
-
-        @Override
-        public void close() {
-        }
-    }
-
     /**
      * The fake store; its claim on the thread named in {@code hangOn} (once) answers only after
      * {@code hangMillis} (after it chose its rows); every claim takes {@code everyClaimMillis}; with
      * {@code renewHangs}, the first renew never answers (until the test ends).
      */
-    private static final class SlowStore implements OutboxStore {
+    private static final class SlowStore extends ForwardingOutboxStore {
         final FakeOutboxStore delegate;
         final AtomicReference<String> hangOn = new AtomicReference<>();
         final CountDownLatch entered = new CountDownLatch(1);
@@ -212,6 +183,7 @@ class DeliveryEngineWakeReview3Test {
         volatile boolean renewHangs;
 
         SlowStore(FakeOutboxStore delegate) {
+            super(delegate);
             this.delegate = delegate;
         }
 
@@ -239,26 +211,6 @@ class DeliveryEngineWakeReview3Test {
         }
 
         @Override
-        public int markSent(LeaseToken lease, Collection<UUID> eventIds) {
-            return delegate.markSent(lease, eventIds);
-        }
-
-        @Override
-        public int reschedule(LeaseToken lease, List<Reschedule> retries) {
-            return delegate.reschedule(lease, retries);
-        }
-
-        @Override
-        public int park(LeaseToken lease, List<Park> parkings) {
-            return delegate.park(lease, parkings);
-        }
-
-        @Override
-        public int release(LeaseToken lease, Collection<UUID> eventIds) {
-            return delegate.release(lease, eventIds);
-        }
-
-        @Override
         public int renew(LeaseToken lease, Duration leaseLength) {
             if (renewHangs) {
                 renewEntered.countDown();
@@ -267,29 +219,5 @@ class DeliveryEngineWakeReview3Test {
             return delegate.renew(lease, leaseLength);
         }
 
-        @Override
-        public Optional<Duration> timeUntilNextDue() {
-            return delegate.timeUntilNextDue();
-        }
-
-        @Override
-        public int purgeSent(Duration retention, int maxRows) {
-            return delegate.purgeSent(retention, maxRows);
-        }
-
-        @Override
-        public BacklogStats stats() {
-            return delegate.stats();
-        }
-
-        @Override
-        public List<ParkedEvent> parked(ReplaySelector selector, int limit) {
-            return delegate.parked(selector, limit);
-        }
-
-        @Override
-        public int replay(ReplaySelector selector) {
-            return delegate.replay(selector);
-        }
     }
 }

@@ -4,24 +4,12 @@ import static io.queuebox.domain.Fixtures.anEventFor;
 import static io.queuebox.domain.Fixtures.order;
 import static org.awaitility.Awaitility.await;
 
-import io.queuebox.ports.BacklogStats;
 import io.queuebox.ports.ClaimBatch;
 import io.queuebox.ports.ClaimRequest;
-import io.queuebox.ports.Health;
-import io.queuebox.ports.LeaseToken;
 import io.queuebox.ports.OutboxEvent;
-import io.queuebox.ports.OutboxStore;
-import io.queuebox.ports.Park;
-import io.queuebox.ports.ParkedEvent;
-import io.queuebox.ports.ReplaySelector;
-import io.queuebox.ports.Reschedule;
 import io.queuebox.ports.WakeReason;
-import io.queuebox.ports.WakeSource;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Collection;
-import java.util.List;
-import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -42,7 +30,7 @@ class DeliveryEngineWakeReviewTest {
     private final FakePublisher publisher = new FakePublisher();
     private final RecordingListener listener = new RecordingListener();
     private final EngineHarness engines = new EngineHarness();
-    private final RecordingSource source = new RecordingSource();
+    private final HandingWakeSource source = new HandingWakeSource();
 
     @AfterEach
     void stopEngines() {
@@ -134,36 +122,18 @@ class DeliveryEngineWakeReviewTest {
         }
     }
 
-    /** A wake source that hands its listener to the test. */
-    private static final class RecordingSource implements WakeSource {
-        final AtomicReference<WakeListener> listener = new AtomicReference<>();
-
-        @Override
-        public void start(WakeListener delivery) {
-            listener.set(delivery);
-        }
-
-        @Override
-        public Health health() {
-            return Health.up("recording");
-        }
-
-        @Override
-        public void close() {
-        }
-    }
-
     /**
      * The fake store, whose claim on the thread named in {@code hangOn} (once) returns only when {@code hang}
      * opens or 8 s pass, after it chose its rows; every other call goes straight through.
      */
-    private static final class HangingStore implements OutboxStore {
+    private static final class HangingStore extends ForwardingOutboxStore {
         final FakeOutboxStore delegate;
         final AtomicReference<String> hangOn = new AtomicReference<>();
         final CountDownLatch entered = new CountDownLatch(1);
         final CountDownLatch hang = new CountDownLatch(1);
 
         HangingStore(FakeOutboxStore delegate) {
+            super(delegate);
             this.delegate = delegate;
         }
 
@@ -182,54 +152,5 @@ class DeliveryEngineWakeReviewTest {
             return batch;
         }
 
-        @Override
-        public int markSent(LeaseToken lease, Collection<UUID> eventIds) {
-            return delegate.markSent(lease, eventIds);
-        }
-
-        @Override
-        public int reschedule(LeaseToken lease, List<Reschedule> retries) {
-            return delegate.reschedule(lease, retries);
-        }
-
-        @Override
-        public int park(LeaseToken lease, List<Park> parkings) {
-            return delegate.park(lease, parkings);
-        }
-
-        @Override
-        public int release(LeaseToken lease, Collection<UUID> eventIds) {
-            return delegate.release(lease, eventIds);
-        }
-
-        @Override
-        public int renew(LeaseToken lease, Duration leaseLength) {
-            return delegate.renew(lease, leaseLength);
-        }
-
-        @Override
-        public Optional<Duration> timeUntilNextDue() {
-            return delegate.timeUntilNextDue();
-        }
-
-        @Override
-        public int purgeSent(Duration retention, int maxRows) {
-            return delegate.purgeSent(retention, maxRows);
-        }
-
-        @Override
-        public BacklogStats stats() {
-            return delegate.stats();
-        }
-
-        @Override
-        public List<ParkedEvent> parked(ReplaySelector selector, int limit) {
-            return delegate.parked(selector, limit);
-        }
-
-        @Override
-        public int replay(ReplaySelector selector) {
-            return delegate.replay(selector);
-        }
     }
 }
