@@ -593,8 +593,7 @@ public final class DeliveryEngine implements AutoCloseable {
             if (polling) {
                 pollerClaimStartNanos = NO_CLAIM;
             }
-            WakeReason held = namedWakes.claimEnded(claimNumber, batch == null ? List.of()
-                    : batch.deliveries().stream().map(ClaimedDelivery::eventId).toList());
+            WakeReason held = namedWakes.claimEnded(claimNumber, batch == null ? List.of() : batch.deliveries());
             if (held != null) {
                 wake(held);
             }

@@ -1,5 +1,6 @@
 package io.queuebox.domain;
 
+import io.queuebox.ports.ClaimedDelivery;
 import io.queuebox.ports.WakeReason;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -115,9 +116,11 @@ final class NamedWakes {
      * engine with when rows it settled are still unclaimed, else null. It settles the rows named before it
      * started (it looked at the table after their news), and all rows once no claim is under way.
      */
-    synchronized WakeReason claimEnded(long number, List<UUID> claimed) {
+    synchronized WakeReason claimEnded(long number, List<ClaimedDelivery> claimed) {
         if (recent != null) {
-            recent.claimed(claimed);
+            for (ClaimedDelivery delivery : claimed) {
+                recent.claimed(delivery.eventId());
+            }
         }
         underWay.remove(number);
         List<UUID> settled = new ArrayList<>();

@@ -29,10 +29,12 @@ final class RecentClaims {
         };
     }
 
+    void claimed(UUID eventId) {
+        ids.putIfAbsent(eventId, Boolean.FALSE);
+    }
+
     void claimed(Collection<UUID> eventIds) {
-        for (UUID id : eventIds) {
-            ids.putIfAbsent(id, Boolean.FALSE);
-        }
+        eventIds.forEach(this::claimed);
     }
 
     /** Forgets released rows; answers whether a wake-up about one of them was skipped. */

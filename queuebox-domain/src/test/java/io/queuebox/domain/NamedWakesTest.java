@@ -2,8 +2,14 @@ package io.queuebox.domain;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.queuebox.ports.ClaimedDelivery;
+import io.queuebox.ports.LeaseToken;
+import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.WakeReason;
+import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.locks.LockSupport;
 import org.junit.jupiter.api.Test;
@@ -14,6 +20,15 @@ class NamedWakesTest {
     private final UUID a = UUID.randomUUID();
     private final UUID b = UUID.randomUUID();
     private final UUID c = UUID.randomUUID();
+
+    private static List<ClaimedDelivery> rows(UUID... ids) {
+        List<ClaimedDelivery> rows = new ArrayList<>();
+        for (UUID id : ids) {
+            rows.add(new ClaimedDelivery(rows.size() + 1, new OutboxEvent(id, "order", "1", "Changed", null,
+                    new byte[0], null, Map.of()), 0, LeaseToken.random(), Instant.EPOCH));
+        }
+        return rows;
+    }
 
     /** A source that names rows is at work from here on: claims are remembered. */
     private void namingStarted() {
@@ -28,14 +43,14 @@ class NamedWakesTest {
     @Test
     void aRowClaimedAlreadyWakesNothing() {
         namingStarted();
-        wakes.claimEnded(wakes.claimStarted(), List.of(a));
+        wakes.claimEnded(wakes.claimStarted(), rows(a));
 
         assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isFalse();
     }
 
     @Test
     void claimsAreNotRememberedBeforeAnyWakeUpNamedARow() {
-        wakes.claimEnded(wakes.claimStarted(), List.of(a));
+        wakes.claimEnded(wakes.claimStarted(), rows(a));
 
         assertThat(wakes.arrived(a, WakeReason.CAPTURE)).as("polling and notify pay nothing per claimed row").isTrue();
     }
@@ -46,7 +61,7 @@ class NamedWakesTest {
         assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isFalse();
         assertThat(wakes.holding()).isTrue();
 
-        assertThat(wakes.claimEnded(claim, List.of(a))).isNull();
+        assertThat(wakes.claimEnded(claim, rows(a))).isNull();
         assertThat(wakes.holding()).isFalse();
     }
 
@@ -56,10 +71,10 @@ class NamedWakesTest {
         assertThat(wakes.arrived(b, WakeReason.CAPTURE)).isFalse();
         long second = wakes.claimStarted();
 
-        assertThat(wakes.claimEnded(second, List.of())).as("it looked after the news and did not find the row")
+        assertThat(wakes.claimEnded(second, rows())).as("it looked after the news and did not find the row")
                 .isEqualTo(WakeReason.CAPTURE);
         assertThat(wakes.holding()).isFalse();
-        assertThat(wakes.claimEnded(first, List.of())).as("settled once").isNull();
+        assertThat(wakes.claimEnded(first, rows())).as("settled once").isNull();
     }
 
     @Test
@@ -68,8 +83,8 @@ class NamedWakesTest {
         long second = wakes.claimStarted();
         assertThat(wakes.arrived(b, WakeReason.CAPTURE)).isFalse();
 
-        assertThat(wakes.claimEnded(first, List.of(a))).as("another claim is still under way").isNull();
-        assertThat(wakes.claimEnded(second, List.of())).isEqualTo(WakeReason.CAPTURE);
+        assertThat(wakes.claimEnded(first, rows(a))).as("another claim is still under way").isNull();
+        assertThat(wakes.claimEnded(second, rows())).isEqualTo(WakeReason.CAPTURE);
     }
 
     @Test
@@ -101,7 +116,7 @@ class NamedWakesTest {
     void aRowHeldDuringItsOwnClaimIsMarkedSoThatItsReleaseWakes() {
         long claim = wakes.claimStarted();
         assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isFalse();
-        assertThat(wakes.claimEnded(claim, List.of(a))).isNull();
+        assertThat(wakes.claimEnded(claim, rows(a))).isNull();
 
         assertThat(wakes.released(List.of(a))).isEqualTo(WakeReason.CAPTURE);
     }
@@ -109,7 +124,7 @@ class NamedWakesTest {
     @Test
     void aReleasedRowWakesAgain() {
         namingStarted();
-        wakes.claimEnded(wakes.claimStarted(), List.of(a));
+        wakes.claimEnded(wakes.claimStarted(), rows(a));
 
         assertThat(wakes.released(List.of(a))).as("no wake-up about it was skipped").isNull();
 
@@ -119,7 +134,7 @@ class NamedWakesTest {
     @Test
     void releasingARowWhoseWakeUpWasSkippedAnswersThatWakeUp() {
         namingStarted();
-        wakes.claimEnded(wakes.claimStarted(), List.of(a, b));
+        wakes.claimEnded(wakes.claimStarted(), rows(a, b));
         assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isFalse();
 
         assertThat(wakes.released(List.of(b))).isNull();
