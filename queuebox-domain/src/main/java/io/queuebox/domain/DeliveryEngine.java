@@ -502,9 +502,8 @@ public final class DeliveryEngine implements AutoCloseable {
     }
 
     private WakeSchedule.Wake planWake(Duration intervalLeft) {
-        WakeSchedule.Wake wake = WakeSchedule.next(intervalLeft, deadlines.untilNextRetry(),
-                deadlines.untilNextLeaseExpiry(), Optional.empty(), false);
-        return wake;
+        return WakeSchedule.next(intervalLeft, deadlines.untilNextRetry(), deadlines.untilNextLeaseExpiry(),
+                Optional.empty(), false);
     }
 
     /**
@@ -1083,6 +1082,7 @@ public final class DeliveryEngine implements AutoCloseable {
         return next.isNegative() ? Duration.ZERO : next;
     }
 
+    /** Renews the leases that are due; answers when the next one falls due. */
     private Instant renewDue(Duration interval) {
         Instant now = clock.instant();
         Instant next = now.plus(interval);

@@ -70,7 +70,7 @@ final class NamedWakes {
             return true; // no claim to wait for, or only ones too slow to wait for
         }
         if (held.isEmpty()) {
-            heldSinceNanos = System.nanoTime();
+            heldSinceNanos = now;
         }
         held.putIfAbsent(eventId, claimsStarted);
         heldReason = reason;
@@ -103,7 +103,6 @@ final class NamedWakes {
         return unclaimed ? heldReason : null;
     }
 
-
     /** A claim starts: answers its number, for {@link #claimEnded}. */
     synchronized long claimStarted() {
         long number = ++claimsStarted;
@@ -123,6 +122,9 @@ final class NamedWakes {
             }
         }
         underWay.remove(number);
+        if (held.isEmpty()) {
+            return null; // the common case: nothing to settle, nothing allocated on the claim path
+        }
         List<UUID> settled = new ArrayList<>();
         for (Iterator<Map.Entry<UUID, Long>> it = held.entrySet().iterator(); it.hasNext(); ) {
             Map.Entry<UUID, Long> entry = it.next();
