@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -256,6 +257,14 @@ public final class DeliveryEngine implements AutoCloseable {
             wake(reason);
         } else if (namedWakes.holding()) {
             watchSignal.wake(WakeReason.DEADLINE); // it ends the holding if the claim has not returned by the limit
+        }
+    }
+
+    /** {@link #wakeFor(WakeReason, UUID)} for the rows of one commit. */
+    public void wakeFor(WakeReason reason, Collection<UUID> eventIds) {
+        Objects.requireNonNull(eventIds, "eventIds");
+        for (UUID id : eventIds) {
+            wakeFor(reason, id);
         }
     }
 
@@ -634,6 +643,18 @@ public final class DeliveryEngine implements AutoCloseable {
     }
 
     /**
+     * The batch's publish returned. Once nothing is in flight, idle peers replan: a poll they planned an interval
+     * after that batch's claim would now come a few milliseconds before the first worker's own (which waits an
+     * interval from here), and one of the two would find nothing.
+     */
+    private void endFlight(LeaseToken lease) {
+        inFlight.remove(lease);
+        if (settings.workers() > 1 && inFlight.isEmpty()) {
+            signal.scheduleChanged();
+        }
+    }
+
+    /**
      * Publishes a claimed batch and records its outcome: FAILED, or FULL / PARTIAL by the batch's size. Runs
      * on the worker (depth 1) or on its publish stage; the batch stays in {@code inFlight}, its lease renewed,
      * until the publish returns.
@@ -653,7 +674,7 @@ public final class DeliveryEngine implements AutoCloseable {
             outcomes = batch.deliveries().stream()
                     .map(d -> PublishOutcome.retriable(d.eventId(), reason)).toList();
         } finally {
-            inFlight.remove(batch.lease());
+            endFlight(batch.lease());
         }
         if (!failed) {
             listener.onPublished(outcomes == null ? List.of() : outcomes.stream().filter(Objects::nonNull).toList(),
@@ -988,7 +1009,7 @@ public final class DeliveryEngine implements AutoCloseable {
         } catch (Throwable e) {
             // An Error from an adapter while recording: the rows not written stay leased until the lease runs
             // out; look again then. The stage carries on with the next batch.
-            inFlight.remove(handed.batch().lease());
+            endFlight(handed.batch().lease());
             failing("publish-stage", e);
             deadlines.leaseExpiresAt(handed.flight().leaseExpiry());
             cycle = Cycle.FAILED;
