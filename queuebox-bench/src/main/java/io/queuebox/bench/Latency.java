@@ -126,7 +126,8 @@ final class Latency {
             }
             List<Map<String, Object>> steady = new ArrayList<>();
             for (int rate : rates) {
-                Runnable afterCommit = mode.equals("after-commit") ? relay::wake : () -> { };
+                // As QueueBox.writeAndCommit and the Spring writer do: the wake-up names the event just committed.
+                java.util.function.Consumer<UUID> afterCommit = mode.equals("after-commit") ? relay::wakeFor : id -> { };
                 long claims0 = relay.claims.get();
                 long empty0 = relay.emptyClaims.get();
                 CaptureSupervisor capture = supervisor;
@@ -175,7 +176,7 @@ final class Latency {
     }
 
     /** A producer as applications write: the QueueBox writer inside the application's own transaction. */
-    private Steady.Session session(Runnable afterCommit) throws Exception {
+    private Steady.Session session(java.util.function.Consumer<UUID> afterCommit) throws Exception {
         Connection connection = db.dataSource().getConnection();
         connection.setAutoCommit(false);
         return new Steady.Session() {
@@ -190,7 +191,7 @@ final class Latency {
                 writer.enqueue(connection, event);
                 connection.commit();
                 committed.at(id.toString(), System.nanoTime());
-                afterCommit.run();
+                afterCommit.accept(id);
             }
 
             @Override

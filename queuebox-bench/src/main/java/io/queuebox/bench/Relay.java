@@ -110,6 +110,10 @@ final class Relay implements AutoCloseable {
         engine.wake(io.queuebox.ports.WakeReason.EXTERNAL);
     }
 
+    void wakeFor(java.util.UUID eventId) {
+        engine.wakeFor(io.queuebox.ports.WakeReason.EXTERNAL, java.util.List.of(eventId));
+    }
+
     Relay start() {
         engine.start();
         return this;

@@ -246,25 +246,49 @@ public final class DeliveryEngine implements AutoCloseable {
     /**
      * {@link #wake}, unless this engine itself claimed the row {@code eventId} recently: then the claim the
      * wake-up would start can only come back empty (the log that reported the row runs behind the table, and
-     * the row's own claim came first), so nothing is done. While a claim is under way the wake-up waits for
-     * it, and wakes the engine only if no claim took the row. A row this engine released is due again and
-     * wakes as usual. Skipping never costs a message: the row is claimed already, and the wake interval still
-     * looks at the table.
+     * the row's own claim came first), so nothing is done. For {@link WakeReason#CAPTURE}, while a claim is
+     * under way the wake-up waits for it, and wakes the engine only if no claim took the row. A row this engine
+     * released is due again and wakes as usual. Skipping never costs a message: the row is claimed already, and
+     * the wake interval still looks at the table.
      */
     public void wakeFor(WakeReason reason, UUID eventId) {
         Objects.requireNonNull(reason, "reason");
-        if (eventId == null || namedWakes.arrived(eventId, reason)) {
+        if (eventId == null) {
             wake(reason);
-        } else if (namedWakes.holding()) {
-            watchSignal.wake(WakeReason.DEADLINE); // it ends the holding if the claim has not returned by the limit
+        } else {
+            wakeFor(reason, List.of(eventId));
         }
     }
 
-    /** {@link #wakeFor(WakeReason, UUID)} for the rows of one commit. */
+    /**
+     * {@link #wakeFor(WakeReason, UUID)} for the rows of one commit: one wake-up at most. Any reason but
+     * {@link WakeReason#CAPTURE} names rows straight after their commit ({@code QueueBox.writeAndCommit}): a
+     * claim under way then started before the commit and cannot be taking them, so nothing waits for it.
+     * A worker whose batch was in flight meanwhile looks again after it only while a row named here is still
+     * unclaimed (its own batch may have held it back), not once an idle worker took it.
+     */
     public void wakeFor(WakeReason reason, Collection<UUID> eventIds) {
+        Objects.requireNonNull(reason, "reason");
         Objects.requireNonNull(eventIds, "eventIds");
+        if (state.get() != State.RUNNING) {
+            return;
+        }
+        if (reason == WakeReason.CAPTURE_RESTART || reason == WakeReason.NOTIFY_RESTART
+                || eventIds.stream().anyMatch(Objects::isNull)) {
+            wake(reason);
+            return;
+        }
+        boolean mayHold = reason == WakeReason.CAPTURE;
+        List<UUID> waking = new ArrayList<>(eventIds.size());
         for (UUID id : eventIds) {
-            wakeFor(reason, id);
+            if (namedWakes.arrived(id, reason, mayHold)) {
+                waking.add(id);
+            }
+        }
+        if (!waking.isEmpty()) {
+            namedWakes.woke(waking, signal.wakeOne(reason, true));
+        } else if (namedWakes.holding()) {
+            watchSignal.wake(WakeReason.DEADLINE); // it ends the holding if the claim has not returned by the limit
         }
     }
 
@@ -447,12 +471,12 @@ public final class DeliveryEngine implements AutoCloseable {
                         signal.takeTicket();
                     }
                 }
-                long newsBefore = signal.news();
+                WakeSignal.News newsBefore = signal.newsSoFar();
                 Cycle cycle = deliverOnceSurviving(reason, stage, newsBefore);
                 if (signal.isShutdown()) {
                     break;
                 }
-                if (cycle == Cycle.PARTIAL && signal.news() != newsBefore) {
+                if (cycle == Cycle.PARTIAL && newsWorthALook(newsBefore)) {
                     // A wake-up came while this batch was out; the idle worker that took it may have found the
                     // new row held back by this very batch, so look again now that its outcome is written.
                     reason = signal.newsReason();
@@ -483,6 +507,16 @@ public final class DeliveryEngine implements AutoCloseable {
         } finally {
             finished.countDown();
         }
+    }
+
+    /**
+     * Whether wake-ups since {@code before} may be about a row the batch just recorded held back, so that its
+     * worker should look again: news that named no row, or a named row no claim of this engine has taken since.
+     */
+    private boolean newsWorthALook(WakeSignal.News before) {
+        WakeSignal.News now = signal.newsSoFar();
+        return now.all() != before.all()
+                && (now.unnamed() != before.unnamed() || namedWakes.unclaimedNewsAfter(before.all()));
     }
 
     /**
@@ -545,7 +579,7 @@ public final class DeliveryEngine implements AutoCloseable {
      * One cycle that cannot end the worker: the store and publisher calls inside handle runtime
      * exceptions, but an {@link Error} from an adapter would otherwise end the thread in silence.
      */
-    private Cycle deliverOnceSurviving(WakeReason reason, Stage stage, long newsBefore) {
+    private Cycle deliverOnceSurviving(WakeReason reason, Stage stage, WakeSignal.News newsBefore) {
         try {
             if (reason != null) {
                 listener.onWake(reason);
@@ -581,7 +615,7 @@ public final class DeliveryEngine implements AutoCloseable {
      * Claims a batch; without a stage publishes and records it here (the serial loop), with one hands it to
      * the stage and returns at once.
      */
-    private Cycle deliverOnce(Stage stage, long newsBefore) {
+    private Cycle deliverOnce(Stage stage, WakeSignal.News newsBefore) {
         long started = System.nanoTime();
         latestClaimStartNanos = started;
         boolean polling = Thread.currentThread() == poller;
@@ -799,7 +833,7 @@ public final class DeliveryEngine implements AutoCloseable {
     // ---------------------------------------------------------------- publish stages
 
     /** A claimed batch on its way to the stage, with the news count its claim started from. */
-    private record Handed(ClaimBatch batch, InFlightBatch flight, long newsBefore) {
+    private record Handed(ClaimBatch batch, InFlightBatch flight, WakeSignal.News newsBefore) {
     }
 
     /**
@@ -1021,7 +1055,7 @@ public final class DeliveryEngine implements AutoCloseable {
                 // be claimed in the serial loop: an outage costs one publish per pause.
                 signal.pause(errorPause);
             }
-        } else if (signal.news() != handed.newsBefore()) {
+        } else if (newsWorthALook(handed.newsBefore())) {
             stage.requestClaim(signal.newsReason());
         } else if (cycle == Cycle.FULL) {
             stage.requestClaim(WakeReason.FULL_BATCH);

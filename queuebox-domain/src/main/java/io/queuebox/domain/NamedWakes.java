@@ -39,6 +39,21 @@ final class NamedWakes {
     private long claimsStarted;
     // claim number -> when it started, for the claims under way (at most one per worker)
     private final Map<Long, Long> underWay = new LinkedHashMap<>();
+    // row whose named wake-up woke the engine, not claimed here since -> that wake-up's news number. Rows another
+    // relay claimed stay until pushed out; one pushed out unclaimed leaves its number in untrackedNews.
+    private final Map<UUID, Long> awaitingClaim = new LinkedHashMap<>() {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<UUID, Long> eldest) {
+            if (size() <= AWAITING_CLAIM_LIMIT) {
+                return false;
+            }
+            untrackedNews = Math.max(untrackedNews, eldest.getValue());
+            return true;
+        }
+    };
+    private long untrackedNews;
+
+    private static final int AWAITING_CLAIM_LIMIT = 4096;
 
     /** Remembers up to {@code capacity} claimed rows and holds rows for a claim up to {@link #HOLD_LIMIT}. */
     NamedWakes(int capacity) {
@@ -58,12 +73,23 @@ final class NamedWakes {
      * holds the row, the caller makes sure {@link #expireHeld} runs once the hold limit has passed.
      */
     synchronized boolean arrived(UUID eventId, WakeReason reason) {
+        return arrived(eventId, reason, true);
+    }
+
+    /**
+     * {@link #arrived(UUID, WakeReason)}, holding the row for a claim under way only when {@code mayHold}: a row
+     * named right after its commit cannot be in a claim that was under way then.
+     */
+    synchronized boolean arrived(UUID eventId, WakeReason reason, boolean mayHold) {
         if (recent == null) {
             recent = new RecentClaims(capacity);
         }
         if (recent.skipWakeFor(eventId)) {
             skippedReason = reason;
             return false;
+        }
+        if (!mayHold) {
+            return true;
         }
         long now = System.nanoTime();
         if (underWay.values().stream().noneMatch(start -> now - start < holdLimitNanos)) {
@@ -74,6 +100,36 @@ final class NamedWakes {
         }
         held.putIfAbsent(eventId, claimsStarted);
         heldReason = reason;
+        return false;
+    }
+
+    /**
+     * The named rows of a wake-up that woke the engine as news number {@code news}: remembered until a claim of
+     * this engine takes them, so that a busy worker knows whether that news may be about a row its own batch
+     * held back ({@link #unclaimedNewsAfter}).
+     */
+    synchronized void woke(Collection<UUID> eventIds, long news) {
+        for (UUID id : eventIds) {
+            if (!recent.contains(id)) {
+                awaitingClaim.put(id, news);
+            }
+        }
+    }
+
+    /**
+     * Whether news later than {@code news} named a row no claim of this engine has taken since (or whose
+     * tracking was given up): a claim that started before the news, or one that found the row held back,
+     * missed it.
+     */
+    synchronized boolean unclaimedNewsAfter(long news) {
+        if (untrackedNews > news) {
+            return true;
+        }
+        for (long number : awaitingClaim.values()) {
+            if (number > news) {
+                return true;
+            }
+        }
         return false;
     }
 
@@ -119,6 +175,11 @@ final class NamedWakes {
         if (recent != null) {
             for (ClaimedDelivery delivery : claimed) {
                 recent.claimed(delivery.eventId());
+            }
+        }
+        if (!awaitingClaim.isEmpty()) {
+            for (ClaimedDelivery delivery : claimed) {
+                awaitingClaim.remove(delivery.eventId());
             }
         }
         underWay.remove(number);

@@ -22,6 +22,7 @@ final class WakeSignal {
     private boolean ticket;
     private WakeReason ticketReason = WakeReason.EXTERNAL;
     private long news;
+    private long unnamedNews;
     private long scheduleVersion;
     private boolean shutdown;
 
@@ -53,18 +54,44 @@ final class WakeSignal {
      * before a waiter looks count as one.
      */
     void wakeOne(WakeReason reason) {
+        wakeOne(reason, false);
+    }
+
+    /**
+     * {@link #wakeOne(WakeReason)} for news whose rows the caller names ({@code named}) and tracks itself:
+     * answers the news count this wake-up made.
+     */
+    long wakeOne(WakeReason reason, boolean named) {
         lock.lock();
         try {
             if (!shutdown) {
                 ticket = true;
                 ticketReason = reason;
                 news++;
+                if (!named) {
+                    unnamedNews++;
+                }
                 // All waiters look (one of them may be pausing after an error and ignore it); one takes it.
                 changed.signalAll();
             }
+            return news;
         } finally {
             lock.unlock();
         }
+    }
+
+    /** The news counts, read together. */
+    News newsSoFar() {
+        lock.lock();
+        try {
+            return new News(news, unnamedNews);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** How many {@link #wakeOne} calls there were, and how many of them named no row. */
+    record News(long all, long unnamed) {
     }
 
     /**

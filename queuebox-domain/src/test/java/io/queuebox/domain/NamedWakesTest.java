@@ -140,4 +140,55 @@ class NamedWakesTest {
         assertThat(wakes.released(List.of(b))).isNull();
         assertThat(wakes.released(List.of(a))).isEqualTo(WakeReason.CAPTURE);
     }
+    @Test
+    void aRowNamedRightAfterItsCommitIsNotHeldForAClaimUnderWay() {
+        namingStarted();
+        wakes.claimStarted();
+
+        assertThat(wakes.arrived(a, WakeReason.EXTERNAL, false)).as("that claim started before the commit").isTrue();
+        assertThat(wakes.holding()).isFalse();
+    }
+
+    @Test
+    void newsAboutARowNoClaimTookSinceIsWorthALook() {
+        namingStarted();
+        wakes.woke(List.of(a), 7);
+
+        assertThat(wakes.unclaimedNewsAfter(6)).as("news 7 names a row still unclaimed").isTrue();
+        assertThat(wakes.unclaimedNewsAfter(7)).as("nothing after news 7").isFalse();
+    }
+
+    @Test
+    void newsAboutARowAClaimTookIsNotWorthALook() {
+        namingStarted();
+        wakes.woke(List.of(a, b), 7);
+
+        wakes.claimEnded(wakes.claimStarted(), rows(a));
+        assertThat(wakes.unclaimedNewsAfter(6)).as("b is still unclaimed").isTrue();
+        wakes.claimEnded(wakes.claimStarted(), rows(b));
+        assertThat(wakes.unclaimedNewsAfter(6)).isFalse();
+    }
+
+    @Test
+    void aRowClaimedBeforeItsNewsWasRecordedIsNotTracked() {
+        namingStarted();
+        wakes.claimEnded(wakes.claimStarted(), rows(a)); // the woken worker was quicker than the waker
+
+        wakes.woke(List.of(a), 7);
+
+        assertThat(wakes.unclaimedNewsAfter(6)).isFalse();
+    }
+
+    @Test
+    void newsPushedOutOfTheBoundIsStillWorthALook() {
+        namingStarted();
+        wakes.woke(List.of(a), 1);
+        for (int i = 0; i < 5000; i++) {
+            wakes.woke(List.of(UUID.randomUUID()), 2); // rows another relay claimed: never claimed here
+        }
+        wakes.claimEnded(wakes.claimStarted(), rows(a));
+
+        assertThat(wakes.unclaimedNewsAfter(1)).as("rows of news 2 were forgotten unclaimed").isTrue();
+        assertThat(wakes.unclaimedNewsAfter(2)).isFalse();
+    }
 }

@@ -25,8 +25,10 @@ import java.util.OptionalInt;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
@@ -90,6 +92,15 @@ public final class QueueBox implements AutoCloseable {
     }
 
     /**
+     * {@link #wake()} naming the events just committed: a claim already under way cannot have seen them, so an
+     * idle worker claims them at once, and a worker that was busy meanwhile looks again after its batch only for
+     * those no claim has taken (one of its own rows may have held them back). Thread-safe, returns at once.
+     */
+    public void wakeFor(Collection<UUID> eventIds) {
+        engine.wakeFor(WakeReason.EXTERNAL, eventIds);
+    }
+
+    /**
      * Wakes delivery once the transaction of the Jdbi {@code handle} commits (Jdbi's {@link Handle#afterCommit}),
      * and not after a rollback. Call it in the transaction that writes the events; when the handle is not in a
      * transaction (auto-commit), its statements are committed already and delivery is woken at once.
@@ -125,7 +136,7 @@ public final class QueueBox implements AutoCloseable {
         }
         writerFor(connection).enqueueAll(connection, events);
         connection.commit();
-        wake();
+        wakeFor(events.stream().map(OutboxEvent::eventId).toList());
     }
 
     private OutboxWriter<Connection> writerFor(Connection connection) throws SQLException {

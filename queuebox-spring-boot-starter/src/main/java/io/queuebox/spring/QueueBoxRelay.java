@@ -107,6 +107,17 @@ public class QueueBoxRelay implements SmartLifecycle {
         }
     }
 
+    /**
+     * {@link #wake()} naming the events just committed: a busy worker then looks again after its batch only for
+     * those no claim has taken.
+     */
+    public void wakeFor(java.util.Collection<java.util.UUID> eventIds) {
+        QueueBox running = relay;
+        if (running != null) {
+            running.wakeFor(eventIds);
+        }
+    }
+
     /** Delivery's health: the engine's threads, then the broker. Down while the relay is not running. */
     public Health health() {
         QueueBox running = relay;

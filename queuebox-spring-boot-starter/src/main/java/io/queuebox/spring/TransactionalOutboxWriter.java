@@ -3,8 +3,10 @@ package io.queuebox.spring;
 import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.OutboxWriter;
 import java.sql.Connection;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.UUID;
 import javax.sql.DataSource;
 import org.springframework.jdbc.datasource.ConnectionHolder;
 import org.springframework.jdbc.datasource.DataSourceUtils;
@@ -72,18 +74,27 @@ public class TransactionalOutboxWriter {
         } finally {
             DataSourceUtils.releaseConnection(connection, dataSource);
         }
-        wakeAfterCommit();
+        wakeAfterCommit(events);
     }
 
-    private void wakeAfterCommit() {
-        if (TransactionSynchronizationManager.hasResource(wakeKey)) {
+    /**
+     * One wake-up per transaction, naming every event it wrote: the engine then knows when an idle worker took
+     * them, and a busy one need not look again for them.
+     */
+    private void wakeAfterCommit(List<OutboxEvent> events) {
+        @SuppressWarnings("unchecked")
+        List<UUID> written = (List<UUID>) TransactionSynchronizationManager.getResource(wakeKey);
+        if (written != null) {
+            events.forEach(event -> written.add(event.eventId()));
             return;
         }
-        TransactionSynchronizationManager.bindResource(wakeKey, Boolean.TRUE);
+        List<UUID> ids = new ArrayList<>(events.size());
+        events.forEach(event -> ids.add(event.eventId()));
+        TransactionSynchronizationManager.bindResource(wakeKey, ids);
         TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
             @Override
             public void afterCommit() {
-                relay.wake();
+                relay.wakeFor(ids);
             }
 
             @Override
