@@ -1,16 +1,17 @@
 package io.queuebox.kafka;
 
+import io.queuebox.ports.EventTemplate;
 import io.queuebox.ports.OutboxEvent;
 
 /** The topic of an event: its destination override, else the configured template or fixed topic. */
 final class TopicRouter {
 
     private final String key;
-    private final String route;
+    private final EventTemplate route;
 
     private TopicRouter(String key, String route) {
         this.key = key;
-        this.route = route;
+        this.route = EventTemplate.parse(route);
     }
 
     static TopicRouter of(String key, String route) {
@@ -18,9 +19,7 @@ final class TopicRouter {
     }
 
     String topicFor(OutboxEvent event) {
-        return event.destinationOverride().orElseGet(() -> route
-                .replace("{aggregateType}", event.aggregateType())
-                .replace("{eventType}", event.eventType()));
+        return event.destinationOverride().orElseGet(() -> route.render(event));
     }
 
     @Override

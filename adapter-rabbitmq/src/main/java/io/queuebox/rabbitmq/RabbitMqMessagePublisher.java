@@ -482,16 +482,11 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         }
 
         private String exchangeFor(OutboxEvent event) {
-            return event.destinationOverride().orElseGet(() -> settings.exchangeTemplate()
-                    .replace("{aggregateType}", event.aggregateType())
-                    .replace("{eventType}", event.eventType()));
+            return event.destinationOverride().orElseGet(() -> settings.exchangeTemplate().render(event));
         }
 
         private String routingKeyFor(OutboxEvent event) {
-            return settings.routingKeyTemplate()
-                    .replace("{aggregateType}", event.aggregateType())
-                    .replace("{aggregateId}", event.aggregateId())
-                    .replace("{eventType}", event.eventType());
+            return settings.routingKeyTemplate().render(event);
         }
 
         private AMQP.BasicProperties properties(ClaimedDelivery delivery) {

@@ -1,5 +1,6 @@
 package io.queuebox.rabbitmq;
 
+import io.queuebox.ports.EventTemplate;
 import io.queuebox.ports.SettingNames;
 import com.rabbitmq.client.ConnectionFactory;
 import java.net.URI;
@@ -69,6 +70,8 @@ public final class RabbitMqSettings {
     private final String password;
     private final String exchange;
     private final String routingKey;
+    private final EventTemplate exchangeTemplate;
+    private final EventTemplate routingKeyTemplate;
     private final boolean mandatory;
     private final boolean unroutablePermanent;
     private final long confirmTimeoutMs;
@@ -106,6 +109,8 @@ public final class RabbitMqSettings {
         if (routingKey.length() > 255) {
             throw new IllegalArgumentException(ROUTING_KEY + " must be at most 255 characters, got: '" + routingKey + "'");
         }
+        exchangeTemplate = EventTemplate.parse(exchange);
+        routingKeyTemplate = EventTemplate.parse(routingKey);
         mandatory = parseBoolean(settings, MANDATORY, true);
         String unroutable = settings.getOrDefault(UNROUTABLE, "permanent").trim().toLowerCase(Locale.ROOT);
         if (!unroutable.equals("permanent") && !unroutable.equals("retriable")) {
@@ -163,12 +168,12 @@ public final class RabbitMqSettings {
         return factory;
     }
 
-    String exchangeTemplate() {
-        return exchange;
+    EventTemplate exchangeTemplate() {
+        return exchangeTemplate;
     }
 
-    String routingKeyTemplate() {
-        return routingKey;
+    EventTemplate routingKeyTemplate() {
+        return routingKeyTemplate;
     }
 
     boolean mandatory() {

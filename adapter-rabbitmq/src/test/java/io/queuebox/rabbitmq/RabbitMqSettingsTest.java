@@ -15,8 +15,8 @@ class RabbitMqSettingsTest {
     void defaultsAreDocumented() {
         RabbitMqSettings settings = RabbitMqSettings.fromMap(Map.of());
 
-        assertThat(settings.exchangeTemplate()).isEqualTo("outbox");
-        assertThat(settings.routingKeyTemplate()).isEqualTo("{aggregateType}.{eventType}");
+        assertThat(settings.exchangeTemplate()).hasToString("outbox");
+        assertThat(settings.routingKeyTemplate()).hasToString("{aggregateType}.{eventType}");
         assertThat(settings.mandatory()).isTrue();
         assertThat(settings.unroutablePermanent()).isTrue();
         assertThat(settings.confirmTimeoutMs()).isEqualTo(10_000);
