@@ -72,11 +72,16 @@ class DeliveryEngineWakeReview4Test {
      * {@code unclaimedNewsAfter} finds nothing (x2 is not in awaitingClaim yet): no second look;</li>
      * <li>the committing thread resumes, {@code woke} puts x2 in awaitingClaim, where nobody looks.</li>
      * </ol>
-     * x2 then waits for the wake interval (30 s here) although a wake-up named it. Before c1679b8 the check was
+     * x2 then waits for the wake interval (30 s here) although a wake-up named it. The window is wider than a bare
+     * preemption: {@code woke} needs the NamedWakes monitor, which every claim (claimStarted, claimEnded) and every
+     * other committing thread's wakeFor (arrived, once per row) also takes, so under load the committing thread
+     * parks there right after it woke the peer. Before c1679b8 the check was
      * {@code news != newsBefore} alone, one counter read under the signal's lock, with no such window. The test
      * runs wakeFor's own two steps with the preemption made explicit (reflection on the engine's
      * {@code signal} and {@code namedWakes}: the same calls, in the same order, with the same arguments);
-     * control: the same scene with {@code engine.wakeFor} in one go, which passes.
+     * control: the same scene with {@code engine.wakeFor} in one go, which passes. A fix would make the rows
+     * known before the news can be seen (register them in awaitingClaim first, under a number taken with the
+     * news), or count named news only once its rows are registered.
      */
     @ParameterizedTest(name = "committing thread preempted between wakeOne and woke: {0}")
     @ValueSource(booleans = {true, false})
