@@ -126,6 +126,21 @@ class SpringBootStarterTest {
     }
 
     @Test
+    void anEventCommittedByAnInnerRequiresNewTransactionIsWokenThoughTheOuterOneRollsBack() throws Exception {
+        // The after-commit wake-up belonged to the outer transaction, which rolled back: the inner one's event,
+        // committed, waited for the minute's poll.
+        java.util.concurrent.atomic.AtomicReference<OutboxEvent> audited = new java.util.concurrent.atomic.AtomicReference<>();
+
+        assertThatThrownBy(() -> orders.placeAuditedThenFail("audited", audited::set)).hasMessage("payment declined");
+
+        List<String> received = new ArrayList<>();
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            received.addAll(drain());
+            assertThat(received).contains(audited.get().eventId().toString());
+        });
+    }
+
+    @Test
     void writingOutsideATransactionIsRefused() {
         long before = outboxRows();
 

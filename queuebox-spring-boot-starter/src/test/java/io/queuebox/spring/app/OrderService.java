@@ -13,10 +13,12 @@ public class OrderService {
 
     private final JdbcTemplate jdbc;
     private final TransactionalOutboxWriter outbox;
+    private final AuditService audit;
 
-    public OrderService(JdbcTemplate jdbc, TransactionalOutboxWriter outbox) {
+    public OrderService(JdbcTemplate jdbc, TransactionalOutboxWriter outbox, AuditService audit) {
         this.jdbc = jdbc;
         this.outbox = outbox;
+        this.audit = audit;
     }
 
     /** The order and its event commit together. */
@@ -34,6 +36,17 @@ public class OrderService {
     @Transactional
     public void placeThenFail(String customer) {
         place(customer);
+        throw new IllegalStateException("payment declined");
+    }
+
+    /**
+     * Writes the order, then an audit event in a transaction of its own (REQUIRES_NEW, which commits), then fails:
+     * the order and its event roll back, the audit event stays. Answers the audit event through {@code audited}.
+     */
+    @Transactional
+    public void placeAuditedThenFail(String customer, java.util.function.Consumer<OutboxEvent> audited) {
+        place(customer);
+        audited.accept(audit.record(customer));
         throw new IllegalStateException("payment declined");
     }
 
