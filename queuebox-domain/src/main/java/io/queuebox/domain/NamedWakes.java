@@ -47,11 +47,15 @@ final class NamedWakes {
             if (size() <= AWAITING_CLAIM_LIMIT) {
                 return false;
             }
-            untrackedNews = Math.max(untrackedNews, eldest.getValue());
+            // A row whose number never came (its waker failed in between) is older than the latest numbered news.
+            untrackedNews = Math.max(untrackedNews, eldest.getValue() == UNNUMBERED ? latestNumbered : eldest.getValue());
             return true;
         }
     };
     private long untrackedNews;
+    private long latestNumbered;
+
+    private static final long UNNUMBERED = Long.MAX_VALUE;
 
     private static final int AWAITING_CLAIM_LIMIT = 4096;
 
@@ -89,11 +93,11 @@ final class NamedWakes {
             return false;
         }
         if (!mayHold) {
-            return true;
+            return awaitsClaim(eventId);
         }
         long now = System.nanoTime();
         if (underWay.values().stream().noneMatch(start -> now - start < holdLimitNanos)) {
-            return true; // no claim to wait for, or only ones too slow to wait for
+            return awaitsClaim(eventId); // no claim to wait for, or only ones too slow to wait for
         }
         if (held.isEmpty()) {
             heldSinceNanos = now;
@@ -104,15 +108,21 @@ final class NamedWakes {
     }
 
     /**
-     * The named rows of a wake-up that woke the engine as news number {@code news}: remembered until a claim of
-     * this engine takes them, so that a busy worker knows whether that news may be about a row its own batch
-     * held back ({@link #unclaimedNewsAfter}).
+     * A row whose wake-up wakes the engine: remembered until a claim of this engine takes it, so that a busy
+     * worker knows whether news may be about a row its own batch held back ({@link #unclaimedNewsAfter}). It is
+     * remembered before the news is made, so no worker can see the news without the row; until
+     * {@link #numbered} gives it the news number it counts as later than any news.
      */
-    synchronized void woke(Collection<UUID> eventIds, long news) {
+    private boolean awaitsClaim(UUID eventId) {
+        awaitingClaim.put(eventId, UNNUMBERED);
+        return true;
+    }
+
+    /** The rows of a wake-up that woke the engine as news number {@code news}, unless a claim took them already. */
+    synchronized void numbered(Collection<UUID> eventIds, long news) {
+        latestNumbered = Math.max(latestNumbered, news);
         for (UUID id : eventIds) {
-            if (!recent.contains(id)) {
-                awaitingClaim.put(id, news);
-            }
+            awaitingClaim.computeIfPresent(id, (row, number) -> news);
         }
     }
 

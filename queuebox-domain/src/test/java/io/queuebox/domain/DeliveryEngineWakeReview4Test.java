@@ -116,7 +116,7 @@ class DeliveryEngineWakeReview4Test {
         pause(200); // the worker that published x1 has recorded it and decided whether to look again
         if (preempted) {
             // ... and the rest of it, once the committing thread runs again.
-            namedWakes.woke(List.of(second.eventId()), news);
+            namedWakes.numbered(List.of(second.eventId()), news);
         }
 
         long named = System.nanoTime();
@@ -176,6 +176,36 @@ class DeliveryEngineWakeReview4Test {
                 + " ms, wake interval " + interval + " ms; claims by " + store.threads);
         assertThat(waited).as("ms a row nothing woke waited for a claim, wake interval %d ms", interval)
                 .isLessThan(interval + 150);
+    }
+
+    // ------------------------------------------------------------------------------------------------ C
+
+    /**
+     * One claim per wake-up, found by the same review outside the diff: every idle worker planned the retry
+     * deadlines, so a row whose publish failed once was claimed again by every worker at once when its retry
+     * fell due (5 claims for one row with 4 workers: the failed one, then 4 at the deadline).
+     */
+    @org.junit.jupiter.api.Test
+    void aRetryFallingDueIsClaimedOnceWhateverTheNumberOfWorkers() {
+        DeliveryEngine engine = engines.start(DeliveryEngine.builder(), store, publisher, listener,
+                EngineHarness.oneWorker(1, EngineHarness.LONG_INTERVAL).workers(4));
+        await().atMost(SOON).until(() -> fake.claimCalls.get() >= 4);
+        pause(200);
+        java.util.concurrent.atomic.AtomicBoolean failedOnce = new java.util.concurrent.atomic.AtomicBoolean();
+        publisher.answer = d -> failedOnce.compareAndSet(false, true)
+                ? io.queuebox.ports.PublishOutcome.retriable(d.eventId(), "nacked once")
+                : io.queuebox.ports.PublishOutcome.acked(d.eventId());
+        int claims = fake.claimCalls.get();
+        OutboxEvent event = committed(order("a"));
+
+        engine.wake(WakeReason.EXTERNAL);
+
+        await().atMost(SOON).until(() -> fake.row(event.eventId()).status == RowStatus.SENT);
+        pause(300);
+        System.out.println("retry: claims by " + store.threads + ", attempted " + publisher.attempted.size());
+        assertThat(fake.claimCalls.get() - claims).as("claims: the one that failed, and one when its retry fell due;"
+                + " by %s", store.threads.subList(store.threads.size() - (fake.claimCalls.get() - claims),
+                store.threads.size())).isEqualTo(2);
     }
 
     /** The fake store, recording which thread made each claim. */

@@ -33,6 +33,7 @@ class NamedWakesTest {
     /** A source that names rows is at work from here on: claims are remembered. */
     private void namingStarted() {
         wakes.arrived(c, WakeReason.CAPTURE);
+        wakes.numbered(List.of(c), 0);
     }
 
     @Test
@@ -152,7 +153,9 @@ class NamedWakesTest {
     @Test
     void newsAboutARowNoClaimTookSinceIsWorthALook() {
         namingStarted();
-        wakes.woke(List.of(a), 7);
+        assertThat(wakes.arrived(a, WakeReason.EXTERNAL, false)).isTrue();
+        assertThat(wakes.unclaimedNewsAfter(1_000)).as("before its number comes, later than any news").isTrue();
+        wakes.numbered(List.of(a), 7);
 
         assertThat(wakes.unclaimedNewsAfter(6)).as("news 7 names a row still unclaimed").isTrue();
         assertThat(wakes.unclaimedNewsAfter(7)).as("nothing after news 7").isFalse();
@@ -161,7 +164,9 @@ class NamedWakesTest {
     @Test
     void newsAboutARowAClaimTookIsNotWorthALook() {
         namingStarted();
-        wakes.woke(List.of(a, b), 7);
+        wakes.arrived(a, WakeReason.EXTERNAL, false);
+        wakes.arrived(b, WakeReason.EXTERNAL, false);
+        wakes.numbered(List.of(a, b), 7);
 
         wakes.claimEnded(wakes.claimStarted(), rows(a));
         assertThat(wakes.unclaimedNewsAfter(6)).as("b is still unclaimed").isTrue();
@@ -170,11 +175,12 @@ class NamedWakesTest {
     }
 
     @Test
-    void aRowClaimedBeforeItsNewsWasRecordedIsNotTracked() {
+    void aRowClaimedBeforeItsNewsWasNumberedIsNotTracked() {
         namingStarted();
+        wakes.arrived(a, WakeReason.EXTERNAL, false);
         wakes.claimEnded(wakes.claimStarted(), rows(a)); // the woken worker was quicker than the waker
 
-        wakes.woke(List.of(a), 7);
+        wakes.numbered(List.of(a), 7);
 
         assertThat(wakes.unclaimedNewsAfter(6)).isFalse();
     }
@@ -182,13 +188,19 @@ class NamedWakesTest {
     @Test
     void newsPushedOutOfTheBoundIsStillWorthALook() {
         namingStarted();
-        wakes.woke(List.of(a), 1);
+        UUID never = UUID.randomUUID();
+        wakes.arrived(never, WakeReason.EXTERNAL, false); // its waker never numbered it
+        wakes.arrived(a, WakeReason.EXTERNAL, false);
+        wakes.numbered(List.of(a), 1);
         for (int i = 0; i < 5000; i++) {
-            wakes.woke(List.of(UUID.randomUUID()), 2); // rows another relay claimed: never claimed here
+            UUID other = UUID.randomUUID(); // rows another relay claimed: never claimed here
+            wakes.arrived(other, WakeReason.EXTERNAL, false);
+            wakes.numbered(List.of(other), 2);
         }
         wakes.claimEnded(wakes.claimStarted(), rows(a));
 
         assertThat(wakes.unclaimedNewsAfter(1)).as("rows of news 2 were forgotten unclaimed").isTrue();
-        assertThat(wakes.unclaimedNewsAfter(2)).isFalse();
+        assertThat(wakes.unclaimedNewsAfter(2)).as("a row never numbered, pushed out, counts as no later than news 2")
+                .isFalse();
     }
 }

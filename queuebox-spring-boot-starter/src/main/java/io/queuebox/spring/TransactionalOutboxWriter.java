@@ -32,8 +32,6 @@ public class TransactionalOutboxWriter {
     private final DataSource dataSource;
     private final OutboxWriter<Connection> writer;
     private final QueueBoxRelay relay;
-    /** The key under which one wake-up per transaction is registered, however many events it writes. */
-    private final Object wakeKey = new Object();
 
     public TransactionalOutboxWriter(DataSource dataSource, OutboxWriter<Connection> writer, QueueBoxRelay relay) {
         this.dataSource = Objects.requireNonNull(dataSource, "dataSource");
@@ -79,28 +77,42 @@ public class TransactionalOutboxWriter {
 
     /**
      * One wake-up per transaction, naming every event it wrote: the engine then knows when an idle worker took
-     * them, and a busy one need not look again for them.
+     * them, and a busy one need not look again for them. The wake-up is a synchronization of the transaction, so
+     * a transaction suspended for an inner {@code REQUIRES_NEW} one keeps its own, and the inner one gets its own.
      */
     private void wakeAfterCommit(List<OutboxEvent> events) {
-        @SuppressWarnings("unchecked")
-        List<UUID> written = (List<UUID>) TransactionSynchronizationManager.getResource(wakeKey);
-        if (written != null) {
-            events.forEach(event -> written.add(event.eventId()));
-            return;
+        for (TransactionSynchronization registered : TransactionSynchronizationManager.getSynchronizations()) {
+            if (registered instanceof WakeAfterCommit wake && wake.writer() == this) {
+                events.forEach(event -> wake.eventIds().add(event.eventId()));
+                return;
+            }
         }
-        List<UUID> ids = new ArrayList<>(events.size());
-        events.forEach(event -> ids.add(event.eventId()));
-        TransactionSynchronizationManager.bindResource(wakeKey, ids);
-        TransactionSynchronizationManager.registerSynchronization(new TransactionSynchronization() {
-            @Override
-            public void afterCommit() {
-                relay.wakeFor(ids);
-            }
+        WakeAfterCommit wake = new WakeAfterCommit(this, new ArrayList<>());
+        events.forEach(event -> wake.eventIds().add(event.eventId()));
+        TransactionSynchronizationManager.registerSynchronization(wake);
+    }
 
-            @Override
-            public void afterCompletion(int status) {
-                TransactionSynchronizationManager.unbindResourceIfPossible(wakeKey);
-            }
-        });
+    /** Compared by identity: Spring keeps synchronizations in a set, and the ids grow after registration. */
+    private static final class WakeAfterCommit implements TransactionSynchronization {
+        private final TransactionalOutboxWriter writer;
+        private final List<UUID> eventIds;
+
+        WakeAfterCommit(TransactionalOutboxWriter writer, List<UUID> eventIds) {
+            this.writer = writer;
+            this.eventIds = eventIds;
+        }
+
+        TransactionalOutboxWriter writer() {
+            return writer;
+        }
+
+        List<UUID> eventIds() {
+            return eventIds;
+        }
+
+        @Override
+        public void afterCommit() {
+            writer.relay.wakeFor(eventIds);
+        }
     }
 }
