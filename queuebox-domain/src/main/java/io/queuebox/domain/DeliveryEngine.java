@@ -152,9 +152,10 @@ public final class DeliveryEngine implements AutoCloseable {
     private volatile Duration currentIdleWait;
     // When the claim watch last woke an idle worker for a hung claim (claim watch thread only).
     private long hungClaimWakeNanos = System.nanoTime() - Duration.ofDays(1).toNanos();
-    // The first worker (the one that polls on the interval) and when its claim under way started, or NO_CLAIM.
+    // The first worker (the one that polls on the interval) and since when its claim or outcome write under way runs,
+    // or NO_CLAIM.
     private volatile Thread poller;
-    private volatile long pollerClaimStartNanos = NO_CLAIM;
+    private volatile long pollerBusySinceNanos = NO_CLAIM;
     private Thread renewer;
 
     private DeliveryEngine(Builder builder) {
@@ -638,7 +639,7 @@ public final class DeliveryEngine implements AutoCloseable {
         latestClaimStartNanos = started;
         boolean polling = Thread.currentThread() == poller;
         if (polling) {
-            pollerClaimStartNanos = started;
+            pollerBusySinceNanos = started;
         }
         Instant claimStart = clock.instant();
         deadlines.reachedAt(claimStart);
@@ -651,7 +652,7 @@ public final class DeliveryEngine implements AutoCloseable {
             return Cycle.FAILED;
         } finally {
             if (polling) {
-                pollerClaimStartNanos = NO_CLAIM;
+                pollerBusySinceNanos = NO_CLAIM;
             }
             WakeReason held = namedWakes.claimEnded(claimNumber, batch == null ? List.of() : batch.deliveries());
             if (held != null) {
@@ -734,7 +735,18 @@ public final class DeliveryEngine implements AutoCloseable {
         }
         OutcomePlan plan = OutcomePlan.plan(batch.deliveries(), outcomes, settings.ordering(),
                 settings.retryPolicy(), random);
-        failed |= !record(batch, plan, flight);
+        // The first worker writing outcomes polls no more than while it claims: the claim watch covers both.
+        boolean polling = Thread.currentThread() == poller;
+        if (polling) {
+            pollerBusySinceNanos = System.nanoTime();
+        }
+        try {
+            failed |= !record(batch, plan, flight);
+        } finally {
+            if (polling) {
+                pollerBusySinceNanos = NO_CLAIM;
+            }
+        }
         failed |= looksLikeAnOutage(outcomes);
         if (failed) {
             return Cycle.FAILED;
@@ -1134,7 +1146,7 @@ public final class DeliveryEngine implements AutoCloseable {
         Duration interval = currentIdleWait;
         Duration next = namedWakes.untilHeldExpire().filter(left -> left.compareTo(interval) < 0).orElse(interval);
         // Only the first worker polls on the interval; while another worker's claim hangs, it still does.
-        long pollerStart = pollerClaimStartNanos;
+        long pollerStart = pollerBusySinceNanos;
         long now = System.nanoTime();
         if (pollerStart != NO_CLAIM) {
             long hungFor = now - pollerStart;

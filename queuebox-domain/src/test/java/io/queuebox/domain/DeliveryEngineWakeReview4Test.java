@@ -208,6 +208,53 @@ class DeliveryEngineWakeReview4Test {
                 store.threads.size())).isEqualTo(2);
     }
 
+    // ------------------------------------------------------------------------------------------------ D
+
+    /**
+     * A row nothing wakes waits about one interval, found by the same review: while worker 1 was stuck writing
+     * an outcome (a database that stopped answering on that connection), nothing polled. Its claims have the
+     * claim watch and its publishes the peers' rule; the outcome write had neither, and ddecf1d removed the poll
+     * a peer had planned while the batch was out. Control: worker 1's outcome write returns at once.
+     */
+    @ParameterizedTest(name = "worker 1's outcome write hangs: {0}")
+    @ValueSource(booleans = {true, false})
+    void aRowNothingWakesIsClaimedWhileWorkerOneIsStuckWritingAnOutcome(boolean hangs) {
+        CountDownLatch answer = new CountDownLatch(1);
+        ForwardingOutboxStore stuck = new ForwardingOutboxStore(fake) {
+            @Override
+            public int markSent(io.queuebox.ports.LeaseToken lease, java.util.Collection<java.util.UUID> eventIds) {
+                if (hangs && Thread.currentThread().getName().equals("queuebox-worker-1")) {
+                    try {
+                        answer.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return super.markSent(lease, eventIds);
+            }
+        };
+        long interval = 300;
+        try {
+            engines.start(DeliveryEngine.builder(), stuck, publisher, listener,
+                    EngineHarness.oneWorker(1, Duration.ofMillis(interval)).workers(2));
+            await().atMost(SOON).until(() -> fake.claimCalls.get() >= 2);
+            pause(500);
+            OutboxEvent first = committed(order("a")); // worker 1's poll takes it
+            await().atMost(SOON).until(() -> publisher.acked.contains(first.eventId()));
+            pause(50); // worker 1 is in markSent now (hanging or done)
+
+            OutboxEvent second = committed(order("b")); // nothing wakes it
+            long committedAt = System.nanoTime();
+
+            await().alias("row b, wake interval " + interval + " ms").atMost(Duration.ofSeconds(2))
+                    .until(() -> publisher.acked.contains(second.eventId()));
+            System.out.println("hangs=" + hangs + ": row b published " + (System.nanoTime() - committedAt) / 1_000_000
+                    + " ms after its commit");
+        } finally {
+            answer.countDown();
+        }
+    }
+
     /** The fake store, recording which thread made each claim. */
     private static final class ClaimLog extends ForwardingOutboxStore {
         final List<String> threads = new CopyOnWriteArrayList<>();
