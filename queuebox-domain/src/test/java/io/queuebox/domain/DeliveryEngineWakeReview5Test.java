@@ -131,7 +131,8 @@ class DeliveryEngineWakeReview5Test {
      * While any batch is in flight, planPeerWake plans the deadlines again ({@code planWake(...)}), and so does an
      * idle worker 1 (planPollerWake): every idle worker wakes at the retry's deadline and claims. With 3 workers,
      * one publishing a slow batch, a retry falling due starts 2 claims, one of them empty. Control: the same retry
-     * with nothing in flight starts one claim.
+     * with nothing in flight starts one claim. Left over by 74ce6d3's fix of review 4's C (the in-flight branch of
+     * planPeerWake still calls planWake).
      */
     @ParameterizedTest(name = "a slow batch in flight when the retry falls due: {0}")
     @ValueSource(booleans = {true, false})
@@ -303,6 +304,42 @@ class DeliveryEngineWakeReview5Test {
                 + store.claims);
         assertThat(waited).as("ms a row nothing woke waited, wake interval %d ms, no claim hung", interval)
                 .isLessThan(interval + 150);
+    }
+
+    // ------------------------------------------------------------------------------------------------ F
+
+    /**
+     * "So the engine claims once per interval, busy or idle" (planPollerWake's own promise, b849789). While a batch
+     * is in flight, worker 1 (when idle) plans its poll an interval after the latest claim started, and every idle
+     * peer plans {@code max(sinceLatestClaim(), intervalLeft)}: the same instant once the peer's own interval has
+     * run down. With 3 workers and one slow batch, the two idle workers poll together, every interval: two claims
+     * per interval, one of them always empty (with n workers, n - 1). Not new in b849789 (planPeerWake's in-flight
+     * rule is unchanged since 81eac0d), but it contradicts the promise the diff writes down. Control: 2 workers,
+     * one idle: one claim per interval.
+     */
+    @ParameterizedTest(name = "workers: {0}")
+    @ValueSource(ints = {3, 2})
+    void whileOneBatchIsInFlightEveryIdleWorkerPollsEachInterval(int workers) {
+        long interval = 300;
+        engines.start(DeliveryEngine.builder(), store, publisher, listener,
+                EngineHarness.oneWorker(1, Duration.ofMillis(interval)).workers(workers));
+        await().atMost(SOON).until(() -> fake.claimCalls.get() >= workers);
+        pause(1_000); // idle: worker 1 polls each interval, the peers do not
+        OutboxEvent slow = committed(order("slow")); // worker 1's poll takes it
+        publisher.answer = d -> {
+            if (d.eventId().equals(slow.eventId())) {
+                hold();
+            }
+            return PublishOutcome.acked(d.eventId());
+        };
+        await().atMost(SOON).until(() -> publisher.calls.get() == 1);
+        int before = store.claims.size();
+        pause(6 * interval);
+        List<String> during = List.copyOf(store.claims.subList(before, store.claims.size()));
+        System.out.println("workers=" + workers + ": claims in " + 6 * interval + " ms with one batch in flight: "
+                + during.size() + " " + during);
+        assertThat(during.size()).as("claims in 6 intervals while one batch was in flight: %s", during)
+                .isLessThanOrEqualTo(7);
     }
 
     // ------------------------------------------------------------------------------------------------ fixtures
