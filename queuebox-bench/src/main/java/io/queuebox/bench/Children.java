@@ -17,6 +17,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** Workloads 4 and 5: relays in child JVMs started from the bench's own classpath. */
@@ -57,22 +59,33 @@ final class Children {
         return result;
     }
 
-    /** {@code processes} relay JVMs draining one table of {@code rows} to RabbitMQ; a consumer counts duplicates. */
-    Map<String, Object> scaleOut(int processes, int rows) throws Exception {
+    /**
+     * {@code processes} warm relay JVMs draining {@code rows} to RabbitMQ; a consumer counts duplicates. The
+     * children start, drain {@code warmupRows} committed before GO (the cold phase: every JVM compiles while
+     * it delivers), and once the consumer saw every warm-up row the bench commits the {@code rows} of the
+     * measured phase in one INSERT. The warm rate runs from that commit to the last measured row consumed; the
+     * cold rate from GO to the last warm-up row consumed. Duplicates are counted per phase, by the phase in
+     * which the consumer first saw the row.
+     */
+    Map<String, Object> scaleOut(int processes, int warmupRows, int rows) throws Exception {
         db.reset();
-        db.fill(rows, 1000);
+        db.fill(warmupRows, 1000);
         brokers.purgeQueue();
-        Map<String, AtomicInteger> seen = new ConcurrentHashMap<>();
+        Map<String, Boolean> firstSeenMeasured = new ConcurrentHashMap<>();
+        AtomicBoolean measuring = new AtomicBoolean();
+        AtomicInteger warmupDistinct = new AtomicInteger();
+        AtomicInteger warmupDuplicates = new AtomicInteger();
         AtomicInteger distinct = new AtomicInteger();
         AtomicInteger duplicates = new AtomicInteger();
         Object progress = new Object();
         Channel consumer = brokers.consume((id, headers) -> {
-            if (seen.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet() == 1) {
-                distinct.incrementAndGet();
+            Boolean measured = firstSeenMeasured.putIfAbsent(id, measuring.get());
+            if (measured == null) {
+                (measuring.get() ? distinct : warmupDistinct).incrementAndGet();
             } else {
-                duplicates.incrementAndGet();
+                (measured ? duplicates : warmupDuplicates).incrementAndGet();
             }
-            if (distinct.get() >= rows) {
+            if ((measuring.get() ? distinct.get() >= rows : warmupDistinct.get() >= warmupRows)) {
                 synchronized (progress) {
                     progress.notifyAll();
                 }
@@ -83,30 +96,74 @@ final class Children {
             for (int i = 0; i < processes; i++) {
                 children.add(Child.start(db, brokers, "rabbitmq", 2, 500, true, 0, List.of("-Xmx256m")));
             }
-            long start = System.nanoTime();
+            long go = System.nanoTime();
             children.forEach(Child::go);
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
-            synchronized (progress) {
-                while (distinct.get() < rows && System.nanoTime() < deadline) {
-                    progress.wait(100);
-                }
+            awaitCount(progress, warmupDistinct, warmupRows);
+            double coldSeconds = Brokers.seconds(go);
+            if (warmupDistinct.get() < warmupRows) {
+                throw new IllegalStateException("scale-out warm-up: only " + warmupDistinct.get() + " of " + warmupRows + " consumed");
             }
-            double seconds = Brokers.seconds(start);
+            List<Map<String, Object>> before = new ArrayList<>();
+            for (Child child : children) {
+                before.add(child.mark());
+            }
+            // No row of the measured phase exists yet: whatever the consumer sees first from now on is one.
+            measuring.set(true);
+            db.insert(rows, 1000);
+            long committed = System.nanoTime();
+            db.analyze(); // as fill does; it runs while the relays drain, so its cost is inside the measured time
+            awaitCount(progress, distinct, rows);
+            double seconds = Brokers.seconds(committed);
+            List<Map<String, Object>> atEnd = new ArrayList<>();
+            for (Child child : children) {
+                atEnd.add(child.mark());
+            }
             Thread.sleep(500); // late duplicates, if any, arrive now
-            List<Object> perProcess = new ArrayList<>();
+            List<Map<String, Object>> results = new ArrayList<>();
             for (Child child : children) {
                 child.stop();
-                perProcess.add(child.result(2).get("delivered"));
+                results.add(child.result(2));
+            }
+            List<Object> warmupPerProcess = new ArrayList<>();
+            List<Object> perProcess = new ArrayList<>();
+            List<Object> claimsPerProcess = new ArrayList<>();
+            List<Object> emptyClaimsPerProcess = new ArrayList<>();
+            List<Object> claimMillisPerProcess = new ArrayList<>();
+            List<Object> publishMillisPerProcess = new ArrayList<>();
+            long failures = 0;
+            for (int i = 0; i < children.size(); i++) {
+                warmupPerProcess.add(longOf(before.get(i), "delivered"));
+                // Delivered from the RESULT (after the wait for late duplicates), the rest up to the last row consumed.
+                perProcess.add(longOf(results.get(i), "delivered") - longOf(before.get(i), "delivered"));
+                claimsPerProcess.add(longOf(atEnd.get(i), "claims") - longOf(before.get(i), "claims"));
+                emptyClaimsPerProcess.add(longOf(atEnd.get(i), "emptyClaims") - longOf(before.get(i), "emptyClaims"));
+                claimMillisPerProcess.add(longOf(atEnd.get(i), "claimMillis") - longOf(before.get(i), "claimMillis"));
+                publishMillisPerProcess.add(longOf(atEnd.get(i), "publishMillis") - longOf(before.get(i), "publishMillis"));
+                failures += longOf(results.get(i), "failures");
             }
             Map<String, Object> result = new LinkedHashMap<>();
             result.put("processes", processes);
+            result.put("warmupRows", warmupRows);
+            result.put("coldRowsPerSecond", Math.round(warmupDistinct.get() / coldSeconds));
+            result.put("warmupDuplicates", warmupDuplicates.get());
+            result.put("warmupDeliveredPerProcess", warmupPerProcess);
             result.put("rows", rows);
+            result.put("measuredSeconds", Latency.round(seconds, 2));
             result.put("rowsPerSecond", Math.round(distinct.get() / seconds));
             result.put("distinctConsumed", distinct.get());
             result.put("duplicates", duplicates.get());
             result.put("deliveredPerProcess", perProcess);
-            out.printf("  scale-out %d process(es), %d rows: %6d rows/s, %d distinct consumed, %d duplicates, per process %s%n",
-                    processes, rows, result.get("rowsPerSecond"), distinct.get(), duplicates.get(), perProcess);
+            result.put("claimsPerProcess", claimsPerProcess);
+            result.put("emptyClaimsPerProcess", emptyClaimsPerProcess);
+            result.put("claimMillisPerProcess", claimMillisPerProcess);
+            result.put("publishMillisPerProcess", publishMillisPerProcess);
+            result.put("failures", failures);
+            out.printf("  scale-out %d process(es): cold (GO → %d warm-up rows consumed) %6d rows/s, %d duplicates, per process %s;%n"
+                            + "    warm (commit of %d rows → last consumed, %.2f s) %6d rows/s, %d distinct consumed, %d duplicates,"
+                            + " per process %s, claims %s (empty %s), claiming ms %s, publishing ms %s%n",
+                    processes, warmupRows, result.get("coldRowsPerSecond"), warmupDuplicates.get(), warmupPerProcess,
+                    rows, seconds, result.get("rowsPerSecond"), distinct.get(), duplicates.get(), perProcess,
+                    claimsPerProcess, emptyClaimsPerProcess, claimMillisPerProcess, publishMillisPerProcess);
             if (distinct.get() < rows) {
                 throw new IllegalStateException("scale-out: only " + distinct.get() + " of " + rows + " consumed");
             }
@@ -118,11 +175,26 @@ final class Children {
         }
     }
 
+    /** Waits until {@code count} reaches {@code target}, five minutes at most. */
+    private static void awaitCount(Object progress, AtomicInteger count, int target) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+        synchronized (progress) {
+            while (count.get() < target && System.nanoTime() < deadline) {
+                progress.wait(100);
+            }
+        }
+    }
+
+    private static long longOf(Map<String, Object> map, String key) {
+        return ((Number) map.get(key)).longValue();
+    }
+
     /** One child JVM. */
     static final class Child {
         private final Process process;
         private final PrintWriter stdin;
         private final CompletableFuture<Map<String, Object>> result = new CompletableFuture<>();
+        private final LinkedBlockingQueue<Map<String, Object>> marks = new LinkedBlockingQueue<>();
         private final Path stderr;
 
         private Child(Process process, Path stderr) {
@@ -156,6 +228,10 @@ final class Children {
                     for (String line = lines.readLine(); line != null; line = lines.readLine()) {
                         if (line.equals("READY")) {
                             ready.complete(null);
+                        } else if (line.startsWith("MARK ")) {
+                            @SuppressWarnings("unchecked")
+                            Map<String, Object> parsed = new ObjectMapper().readValue(line.substring(5), LinkedHashMap.class);
+                            child.marks.add(parsed);
                         } else if (line.startsWith("RESULT ")) {
                             @SuppressWarnings("unchecked")
                             Map<String, Object> parsed = new ObjectMapper().readValue(line.substring(7), LinkedHashMap.class);
@@ -181,6 +257,16 @@ final class Children {
 
         void go() {
             stdin.println("GO");
+        }
+
+        /** The child's counters now (see {@link ChildRelay}). */
+        Map<String, Object> mark() throws Exception {
+            stdin.println("MARK");
+            Map<String, Object> mark = marks.poll(30, TimeUnit.SECONDS);
+            if (mark == null) {
+                throw new IllegalStateException("relay child did not answer MARK: " + stderrTail());
+            }
+            return mark;
         }
 
         void stop() {
