@@ -29,7 +29,7 @@ import java.util.Map;
  * standard streams: it prints {@code READY}, starts delivering on {@code GO}, stops when it delivered
  * {@code stopAfter} rows (0: never) or reads {@code STOP}, and prints {@code RESULT <json>}. With
  * {@code stopAfter} 0 it answers each {@code MARK} with {@code MARK <json>}: its counters so far (delivered,
- * failures, claims, empty claims, milliseconds spent claiming and publishing), which the parent subtracts to
+ * failures, claims, empty claims, milliseconds spent claiming and publishing, the JVM's CPU milliseconds), which the parent subtracts to
  * get the figures of one phase.
  *
  * <p>Arguments: jdbcUrl broker rabbitUri kafkaBootstrap workers batch ordered stopAfter.
@@ -104,6 +104,9 @@ final class ChildRelay {
         counters.put("emptyClaims", relay.emptyClaims.get());
         counters.put("claimMillis", relay.claimNanos.get() / 1_000_000);
         counters.put("publishMillis", relay.publishNanos.get() / 1_000_000);
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            counters.put("cpuMillis", os.getProcessCpuTime() / 1_000_000);
+        }
         return counters;
     }
 
