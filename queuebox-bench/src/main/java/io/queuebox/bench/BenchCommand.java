@@ -80,6 +80,10 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--scale-warmup-rows", defaultValue = "10000", description = "Rows each scale-out run drains first, from GO with cold JVMs: the cold rate (default ${DEFAULT-VALUE}).")
     int scaleWarmupRows;
 
+    @Option(names = "--scale-aggregates", defaultValue = "1000", description = "Aggregates the scale-out rows are spread over; with"
+            + " per-aggregate ordering and batch 500, 1000 aggregates let at most two batches be in flight at once (default ${DEFAULT-VALUE}).")
+    int scaleAggregates;
+
     @Option(names = "--reps", defaultValue = "3", description = "Interleaved repetitions of the side-by-side comparisons (peers, latency); medians reported (default ${DEFAULT-VALUE}).")
     int reps;
 
@@ -290,11 +294,11 @@ public final class BenchCommand implements Callable<Integer> {
                 results.put("backlog", children.backlog(backlogRows, brokers.hasKafka() ? "kafka" : "rabbitmq"));
             }
             if (runs("scale") && !smoke) {
-                out.println("Scale-out (child JVMs, RabbitMQ, workers 2, batch 500, ordering on; cold: GO → " + scaleWarmupRows
+                out.println("Scale-out (child JVMs, RabbitMQ, workers 2, batch 500, ordering on, " + scaleAggregates + " aggregates; cold: GO → " + scaleWarmupRows
                         + " warm-up rows consumed; warm: commit of " + scaleRows + " rows → last consumed)");
                 List<Map<String, Object>> scale = new ArrayList<>();
                 for (int processes : new int[] {1, 2, 4}) {
-                    scale.add(children.scaleOut(processes, scaleWarmupRows, scaleRows));
+                    scale.add(children.scaleOut(processes, scaleWarmupRows, scaleRows, scaleAggregates));
                 }
                 results.put("scaleOut", scale);
             }
@@ -398,8 +402,9 @@ public final class BenchCommand implements Callable<Integer> {
         settings.put("backlogRows", backlogRows);
         settings.put("scaleRows", smoke ? 0 : scaleRows);
         settings.put("scaleWarmupRows", smoke ? 0 : scaleWarmupRows);
+        settings.put("scaleAggregates", scaleAggregates);
         settings.put("scaleOut", "1, 2 and 4 relay child JVMs (-Xmx256m, workers 2, batch 500, per-aggregate ordering, wake interval"
-                + " 100 ms) to RabbitMQ, rows over 1000 aggregates; cold: from GO to the last of the warm-up rows"
+                + " 100 ms) to RabbitMQ, rows over " + scaleAggregates + " aggregates; cold: from GO to the last of the warm-up rows"
                 + " (committed before GO) consumed; warm: the measured rows committed in one INSERT once every warm-up row was"
                 + " consumed, from that commit to the last of them consumed; duplicates and per-process figures per phase");
         return settings;

@@ -67,9 +67,9 @@ final class Children {
      * cold rate from GO to the last warm-up row consumed. Duplicates are counted per phase, by the phase in
      * which the consumer first saw the row.
      */
-    Map<String, Object> scaleOut(int processes, int warmupRows, int rows) throws Exception {
+    Map<String, Object> scaleOut(int processes, int warmupRows, int rows, int aggregates) throws Exception {
         db.reset();
-        db.fill(warmupRows, 1000);
+        db.fill(warmupRows, aggregates);
         brokers.purgeQueue();
         Map<String, Boolean> firstSeenMeasured = new ConcurrentHashMap<>();
         AtomicBoolean measuring = new AtomicBoolean();
@@ -97,9 +97,11 @@ final class Children {
                 children.add(Child.start(db, brokers, "rabbitmq", 2, 500, true, 0, List.of("-Xmx256m")));
             }
             long go = System.nanoTime();
+            long[] machineAtGo = machineJiffies();
             children.forEach(Child::go);
             awaitCount(progress, warmupDistinct, warmupRows);
             double coldSeconds = Brokers.seconds(go);
+            Double coldMachineBusy = busyPercent(machineAtGo, machineJiffies());
             if (warmupDistinct.get() < warmupRows) {
                 throw new IllegalStateException("scale-out warm-up: only " + warmupDistinct.get() + " of " + warmupRows + " consumed");
             }
@@ -109,11 +111,13 @@ final class Children {
             }
             // No row of the measured phase exists yet: whatever the consumer sees first from now on is one.
             measuring.set(true);
-            db.insert(rows, 1000);
+            long[] machineBefore = machineJiffies();
+            db.insert(rows, aggregates);
             long committed = System.nanoTime();
             db.analyze(); // as fill does; it runs while the relays drain, so its cost is inside the measured time
             awaitCount(progress, distinct, rows);
             double seconds = Brokers.seconds(committed);
+            Double machineBusy = busyPercent(machineBefore, machineJiffies());
             List<Map<String, Object>> atEnd = new ArrayList<>();
             for (Child child : children) {
                 atEnd.add(child.mark());
@@ -130,6 +134,7 @@ final class Children {
             List<Object> emptyClaimsPerProcess = new ArrayList<>();
             List<Object> claimMillisPerProcess = new ArrayList<>();
             List<Object> publishMillisPerProcess = new ArrayList<>();
+            List<Object> cpuMillisPerProcess = new ArrayList<>();
             long failures = 0;
             for (int i = 0; i < children.size(); i++) {
                 warmupPerProcess.add(longOf(before.get(i), "delivered"));
@@ -139,10 +144,13 @@ final class Children {
                 emptyClaimsPerProcess.add(longOf(atEnd.get(i), "emptyClaims") - longOf(before.get(i), "emptyClaims"));
                 claimMillisPerProcess.add(longOf(atEnd.get(i), "claimMillis") - longOf(before.get(i), "claimMillis"));
                 publishMillisPerProcess.add(longOf(atEnd.get(i), "publishMillis") - longOf(before.get(i), "publishMillis"));
+                cpuMillisPerProcess.add(atEnd.get(i).containsKey("cpuMillis")
+                        ? longOf(atEnd.get(i), "cpuMillis") - longOf(before.get(i), "cpuMillis") : null);
                 failures += longOf(results.get(i), "failures");
             }
             Map<String, Object> result = new LinkedHashMap<>();
             result.put("processes", processes);
+            result.put("aggregates", aggregates);
             result.put("warmupRows", warmupRows);
             result.put("coldRowsPerSecond", Math.round(warmupDistinct.get() / coldSeconds));
             result.put("warmupDuplicates", warmupDuplicates.get());
@@ -157,13 +165,18 @@ final class Children {
             result.put("emptyClaimsPerProcess", emptyClaimsPerProcess);
             result.put("claimMillisPerProcess", claimMillisPerProcess);
             result.put("publishMillisPerProcess", publishMillisPerProcess);
+            result.put("cpuMillisPerProcess", cpuMillisPerProcess);
+            result.put("machineBusyPercent", machineBusy);
+            result.put("coldMachineBusyPercent", coldMachineBusy);
             result.put("failures", failures);
             out.printf("  scale-out %d process(es): cold (GO → %d warm-up rows consumed) %6d rows/s, %d duplicates, per process %s;%n"
                             + "    warm (commit of %d rows → last consumed, %.2f s) %6d rows/s, %d distinct consumed, %d duplicates,"
-                            + " per process %s, claims %s (empty %s), claiming ms %s, publishing ms %s%n",
+                            + " per process %s, claims %s (empty %s), claiming ms %s, publishing ms %s, relay JVM CPU ms %s;"
+                            + " machine busy %s %% (cold %s %%)%n",
                     processes, warmupRows, result.get("coldRowsPerSecond"), warmupDuplicates.get(), warmupPerProcess,
                     rows, seconds, result.get("rowsPerSecond"), distinct.get(), duplicates.get(), perProcess,
-                    claimsPerProcess, emptyClaimsPerProcess, claimMillisPerProcess, publishMillisPerProcess);
+                    claimsPerProcess, emptyClaimsPerProcess, claimMillisPerProcess, publishMillisPerProcess, cpuMillisPerProcess,
+                    machineBusy, coldMachineBusy);
             if (distinct.get() < rows) {
                 throw new IllegalStateException("scale-out: only " + distinct.get() + " of " + rows + " consumed");
             }
@@ -183,6 +196,29 @@ final class Children {
                 progress.wait(100);
             }
         }
+    }
+
+    /** Busy and total jiffies of all cores from /proc/stat; null off Linux. */
+    private static long[] machineJiffies() {
+        try {
+            String[] cpu = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+            long total = 0;
+            for (int i = 1; i < cpu.length; i++) {
+                total += Long.parseLong(cpu[i]);
+            }
+            long idle = Long.parseLong(cpu[4]) + Long.parseLong(cpu[5]); // idle + iowait
+            return new long[] {total - idle, total};
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    /** The share of all cores busy between two {@link #machineJiffies()} readings, whoever used them. */
+    private static Double busyPercent(long[] from, long[] to) {
+        if (from == null || to == null || to[1] == from[1]) {
+            return null;
+        }
+        return Latency.round(100.0 * (to[0] - from[0]) / (to[1] - from[1]), 1);
     }
 
     private static long longOf(Map<String, Object> map, String key) {
