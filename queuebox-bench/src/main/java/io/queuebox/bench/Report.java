@@ -259,14 +259,18 @@ final class Report {
                     + " INSERT and timed from that commit to the last of them consumed. Cold: the warm-up rows, from GO (fresh JVMs"
                     + " compiling) to the last of them consumed.\n\n");
             md.append("| processes | rows | warm total rows/s | distinct consumed | duplicates | delivered per process"
-                    + " | claims per process (empty) | warm-up rows | cold total rows/s | warm-up duplicates |\n");
-            md.append("| ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: |\n");
+                    + " | claims per process (empty) | relay CPU ms per process | machine busy % | warm-up rows | cold total rows/s"
+                    + " | warm-up duplicates | machine busy % (cold) |\n");
+            md.append("| ---: | ---: | ---: | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
             for (Map<String, Object> s : scale) {
-                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n", s.get("processes"),
-                        s.get("rows"), s.get("rowsPerSecond"), s.get("distinctConsumed"), s.get("duplicates"),
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                        s.get("processes"), s.get("rows"), s.get("rowsPerSecond"), s.get("distinctConsumed"), s.get("duplicates"),
                         s.get("deliveredPerProcess"), claims(s.get("claimsPerProcess"), s.get("emptyClaimsPerProcess")),
-                        orDash(s.get("warmupRows")), orDash(s.get("coldRowsPerSecond")), orDash(s.get("warmupDuplicates"))));
+                        orDash(s.get("cpuMillisPerProcess")), orDash(s.get("machineBusyPercent")), orDash(s.get("warmupRows")),
+                        orDash(s.get("coldRowsPerSecond")), orDash(s.get("warmupDuplicates")), orDash(s.get("coldMachineBusyPercent"))));
             }
+            md.append("\nMachine busy: all cores, whoever used them (PostgreSQL, RabbitMQ, the bench's consumer, the relays, anything"
+                    + " else running), from /proc/stat over the phase.\n");
             chart(md, chartsLink, "scale-out.svg", "Scale-out");
             md.append('\n');
         }

@@ -145,6 +145,9 @@ class ReportTest {
         two.put("deliveredPerProcess", List.of(20500L, 19500L));
         two.put("claimsPerProcess", List.of(60L, 58L));
         two.put("emptyClaimsPerProcess", List.of(2L, 7L));
+        two.put("cpuMillisPerProcess", List.of(3000L, 3100L));
+        two.put("machineBusyPercent", 95.0);
+        two.put("coldMachineBusyPercent", 99.5);
         // A run recorded before the warm phase existed: only the cold figures, under the old keys.
         Map<String, Object> old = new LinkedHashMap<>();
         old.put("processes", 4);
@@ -159,9 +162,10 @@ class ReportTest {
         String md = report.markdown("performance");
 
         assertThat(md).contains("| processes | rows | warm total rows/s | distinct consumed | duplicates | delivered per process"
-                        + " | claims per process (empty) | warm-up rows | cold total rows/s | warm-up duplicates |")
-                .contains("| 2 | 40000 | 7843 | 40000 | 0 | [20500, 19500] | [60 (2), 58 (7)] | 10000 | 5282 | 0 |")
-                .contains("| 4 | 20000 | 3427 | 20000 | 0 | [5000, 5000, 5000, 5000] | – | – | – | – |")
+                        + " | claims per process (empty) | relay CPU ms per process | machine busy % | warm-up rows | cold total rows/s"
+                        + " | warm-up duplicates | machine busy % (cold) |")
+                .contains("| 2 | 40000 | 7843 | 40000 | 0 | [20500, 19500] | [60 (2), 58 (7)] | [3000, 3100] | 95.0 | 10000 | 5282 | 0 | 99.5 |")
+                .contains("| 4 | 20000 | 3427 | 20000 | 0 | [5000, 5000, 5000, 5000] | – | – | – | – | – | – | – |")
                 .contains("![Scale-out](performance/scale-out.svg)");
         assertThat(report.charts().get("scale-out.svg")).contains("Scale-out to RabbitMQ, 40000 rows warm, 10000 cold")
                 .contains("warm: total rows/s").contains("cold (warm-up from GO): total rows/s");
