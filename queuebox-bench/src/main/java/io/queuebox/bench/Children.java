@@ -105,25 +105,23 @@ final class Children {
             if (warmupDistinct.get() < warmupRows) {
                 throw new IllegalStateException("scale-out warm-up: only " + warmupDistinct.get() + " of " + warmupRows + " consumed");
             }
-            // No row of the measured phase exists yet: whatever the consumer sees first from now on is one.
+            // Delivered counts from before the INSERT: no row of the measured phase exists yet, so they are exact.
+            List<Map<String, Object>> before = marks(children);
+            // Whatever the consumer sees first from now on is a row of the measured phase.
             measuring.set(true);
             long[] machineBefore = machineJiffies();
             db.insert(rows, aggregates);
             long committed = System.nanoTime();
-            // Marked after the commit, so the idle polls while the INSERT runs are not counted as the phase's claims;
-            // no claim that sees the new rows can have delivered any of them within these milliseconds.
-            List<Map<String, Object>> before = new ArrayList<>();
-            for (Child child : children) {
-                before.add(child.mark());
-            }
+            // Claims from right after the commit, so the idle polls while the INSERT ran are not counted. A MARK
+            // round trip on a busy machine can outlast a batch, so delivered counts never come from this one.
+            long markStart = System.nanoTime();
+            List<Map<String, Object>> afterCommit = marks(children);
+            long markMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - markStart);
             db.analyze(); // as fill does; it runs while the relays drain, so its cost is inside the measured time
             awaitCount(progress, distinct, rows);
             double seconds = Brokers.seconds(committed);
             Double machineBusy = busyPercent(machineBefore, machineJiffies());
-            List<Map<String, Object>> atEnd = new ArrayList<>();
-            for (Child child : children) {
-                atEnd.add(child.mark());
-            }
+            List<Map<String, Object>> atEnd = marks(children);
             Thread.sleep(500); // late duplicates, if any, arrive now
             List<Map<String, Object>> results = new ArrayList<>();
             for (Child child : children) {
@@ -140,14 +138,15 @@ final class Children {
             long failures = 0;
             for (int i = 0; i < children.size(); i++) {
                 warmupPerProcess.add(longOf(before.get(i), "delivered"));
-                // Delivered from the RESULT (after the wait for late duplicates), the rest up to the last row consumed.
+                // Delivered from before the INSERT to the RESULT (after the wait for late duplicates); the rest from
+                // the commit to the last row consumed.
                 perProcess.add(longOf(results.get(i), "delivered") - longOf(before.get(i), "delivered"));
-                claimsPerProcess.add(longOf(atEnd.get(i), "claims") - longOf(before.get(i), "claims"));
-                emptyClaimsPerProcess.add(longOf(atEnd.get(i), "emptyClaims") - longOf(before.get(i), "emptyClaims"));
-                claimMillisPerProcess.add(longOf(atEnd.get(i), "claimMillis") - longOf(before.get(i), "claimMillis"));
-                publishMillisPerProcess.add(longOf(atEnd.get(i), "publishMillis") - longOf(before.get(i), "publishMillis"));
+                claimsPerProcess.add(longOf(atEnd.get(i), "claims") - longOf(afterCommit.get(i), "claims"));
+                emptyClaimsPerProcess.add(longOf(atEnd.get(i), "emptyClaims") - longOf(afterCommit.get(i), "emptyClaims"));
+                claimMillisPerProcess.add(longOf(atEnd.get(i), "claimMillis") - longOf(afterCommit.get(i), "claimMillis"));
+                publishMillisPerProcess.add(longOf(atEnd.get(i), "publishMillis") - longOf(afterCommit.get(i), "publishMillis"));
                 cpuMillisPerProcess.add(atEnd.get(i).containsKey("cpuMillis")
-                        ? longOf(atEnd.get(i), "cpuMillis") - longOf(before.get(i), "cpuMillis") : null);
+                        ? longOf(atEnd.get(i), "cpuMillis") - longOf(afterCommit.get(i), "cpuMillis") : null);
                 failures += longOf(results.get(i), "failures");
             }
             Map<String, Object> result = new LinkedHashMap<>();
@@ -168,6 +167,7 @@ final class Children {
             result.put("claimMillisPerProcess", claimMillisPerProcess);
             result.put("publishMillisPerProcess", publishMillisPerProcess);
             result.put("cpuMillisPerProcess", cpuMillisPerProcess);
+            result.put("claimsMarkMillisAfterCommit", markMillis);
             result.put("machineBusyPercent", machineBusy);
             result.put("coldMachineBusyPercent", coldMachineBusy);
             result.put("failures", failures);
@@ -188,6 +188,16 @@ final class Children {
             consumer.close();
             brokers.purgeQueue();
         }
+    }
+
+    /** The counters of every child, asked of all at once. */
+    private static List<Map<String, Object>> marks(List<Child> children) throws Exception {
+        children.forEach(Child::requestMark);
+        List<Map<String, Object>> marks = new ArrayList<>();
+        for (Child child : children) {
+            marks.add(child.awaitMark());
+        }
+        return marks;
     }
 
     /** Waits until {@code count} reaches {@code target}, five minutes at most. */
@@ -297,9 +307,12 @@ final class Children {
             stdin.println("GO");
         }
 
-        /** The child's counters now (see {@link ChildRelay}). */
-        Map<String, Object> mark() throws Exception {
+        /** Asks for the child's counters (see {@link ChildRelay}); {@link #awaitMark()} takes the answer. */
+        void requestMark() {
             stdin.println("MARK");
+        }
+
+        Map<String, Object> awaitMark() throws Exception {
             Map<String, Object> mark = marks.poll(30, TimeUnit.SECONDS);
             if (mark == null) {
                 throw new IllegalStateException("relay child did not answer MARK: " + stderrTail());
