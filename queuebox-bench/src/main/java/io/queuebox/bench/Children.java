@@ -79,13 +79,14 @@ final class Children {
         AtomicInteger duplicates = new AtomicInteger();
         Object progress = new Object();
         Channel consumer = brokers.consume((id, headers) -> {
-            Boolean measured = firstSeenMeasured.putIfAbsent(id, measuring.get());
+            boolean now = measuring.get();
+            Boolean measured = firstSeenMeasured.putIfAbsent(id, now);
             if (measured == null) {
-                (measuring.get() ? distinct : warmupDistinct).incrementAndGet();
+                (now ? distinct : warmupDistinct).incrementAndGet();
             } else {
                 (measured ? duplicates : warmupDuplicates).incrementAndGet();
             }
-            if ((measuring.get() ? distinct.get() >= rows : warmupDistinct.get() >= warmupRows)) {
+            if (now ? distinct.get() >= rows : warmupDistinct.get() >= warmupRows) {
                 synchronized (progress) {
                     progress.notifyAll();
                 }
@@ -105,8 +106,14 @@ final class Children {
             if (warmupDistinct.get() < warmupRows) {
                 throw new IllegalStateException("scale-out warm-up: only " + warmupDistinct.get() + " of " + warmupRows + " consumed");
             }
-            // Delivered counts from before the INSERT: no row of the measured phase exists yet, so they are exact.
+            // Delivered counts from before the INSERT: no row of the measured phase exists yet, so they are exact
+            // once the relays recorded the last warm-up batches (the consumer may see a row before its relay does).
             List<Map<String, Object>> before = marks(children);
+            for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                 before.stream().mapToLong(m -> longOf(m, "delivered")).sum() < warmupRows && System.nanoTime() < until; ) {
+                Thread.sleep(20);
+                before = marks(children);
+            }
             // Whatever the consumer sees first from now on is a row of the measured phase.
             measuring.set(true);
             long[] machineBefore = machineJiffies();
