@@ -74,8 +74,15 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--backlog-rows", defaultValue = "300000", description = "Rows of the backlog-memory drain (1,000,000 for the full test) (default ${DEFAULT-VALUE}).")
     int backlogRows;
 
-    @Option(names = "--scale-rows", defaultValue = "20000", description = "Rows of each scale-out drain (default ${DEFAULT-VALUE}).")
+    @Option(names = "--scale-rows", defaultValue = "40000", description = "Rows of each scale-out drain, measured with the relays warm (default ${DEFAULT-VALUE}).")
     int scaleRows;
+
+    @Option(names = "--scale-warmup-rows", defaultValue = "10000", description = "Rows each scale-out run drains first, from GO with cold JVMs: the cold rate (default ${DEFAULT-VALUE}).")
+    int scaleWarmupRows;
+
+    @Option(names = "--scale-aggregates", defaultValue = "1000", description = "Aggregates the scale-out rows are spread over; with"
+            + " per-aggregate ordering and batch 500, 1000 aggregates let at most two batches be in flight at once (default ${DEFAULT-VALUE}).")
+    int scaleAggregates;
 
     @Option(names = "--reps", defaultValue = "3", description = "Interleaved repetitions of the side-by-side comparisons (peers, latency); medians reported (default ${DEFAULT-VALUE}).")
     int reps;
@@ -287,10 +294,11 @@ public final class BenchCommand implements Callable<Integer> {
                 results.put("backlog", children.backlog(backlogRows, brokers.hasKafka() ? "kafka" : "rabbitmq"));
             }
             if (runs("scale") && !smoke) {
-                out.println("Scale-out (child JVMs, RabbitMQ, workers 2, batch 500, ordering on)");
+                out.println("Scale-out (child JVMs, RabbitMQ, workers 2, batch 500, ordering on, " + scaleAggregates + " aggregates; cold: GO → " + scaleWarmupRows
+                        + " warm-up rows consumed; warm: commit of " + scaleRows + " rows → last consumed)");
                 List<Map<String, Object>> scale = new ArrayList<>();
                 for (int processes : new int[] {1, 2, 4}) {
-                    scale.add(children.scaleOut(processes, scaleRows));
+                    scale.add(children.scaleOut(processes, scaleWarmupRows, scaleRows, scaleAggregates));
                 }
                 results.put("scaleOut", scale);
             }
@@ -393,6 +401,12 @@ public final class BenchCommand implements Callable<Integer> {
                 + " insert; no broker (its receive and ack cost the same either way); " + reps + " interleaved repetitions, medians");
         settings.put("backlogRows", backlogRows);
         settings.put("scaleRows", smoke ? 0 : scaleRows);
+        settings.put("scaleWarmupRows", smoke ? 0 : scaleWarmupRows);
+        settings.put("scaleAggregates", scaleAggregates);
+        settings.put("scaleOut", "1, 2 and 4 relay child JVMs (-Xmx256m, workers 2, batch 500, per-aggregate ordering, wake interval"
+                + " 100 ms) to RabbitMQ, rows over " + scaleAggregates + " aggregates; cold: from GO to the last of the warm-up rows"
+                + " (committed before GO) consumed; warm: the measured rows committed in one INSERT once every warm-up row was"
+                + " consumed, from that commit to the last of them consumed; duplicates and per-process figures per phase");
         return settings;
     }
 

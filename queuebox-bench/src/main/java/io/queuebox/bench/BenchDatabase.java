@@ -164,12 +164,29 @@ final class BenchDatabase implements AutoCloseable {
 
     /** {@link #fill(int, int)} into another table of the outbox's shape. */
     void fill(String table, int rows, int aggregates) throws SQLException {
+        insert(table, rows, aggregates);
+        analyze(table);
+    }
+
+    /** The INSERT of {@link #fill(int, int)} alone, committed when it returns; no ANALYZE. */
+    void insert(int rows, int aggregates) throws SQLException {
+        insert(TABLE, rows, aggregates);
+    }
+
+    void analyze() throws SQLException {
+        analyze(TABLE);
+    }
+
+    private void analyze(String table) throws SQLException {
+        execute("ANALYZE " + table);
+    }
+
+    private void insert(String table, int rows, int aggregates) throws SQLException {
         execute("INSERT INTO " + table + " (event_id, aggregate_type, aggregate_id, event_type, payload, headers)"
                 + " SELECT gen_random_uuid(), 'order', 'agg-' || (g % " + aggregates + "), 'BenchEvent',"
                 + " convert_to('{\"n\":' || g || ',\"pad\":\"' || repeat('x', 200) || '\"}', 'UTF8'),"
                 + " '{\"bench\":\"drain\"}'::jsonb"
                 + " FROM generate_series(1, " + rows + ") g");
-        execute("ANALYZE " + table);
     }
 
     long count(String condition) throws SQLException {

@@ -27,7 +27,10 @@ import java.util.Map;
 /**
  * A relay in a JVM of its own, for the backlog-memory and scale-out workloads. It talks to its parent over
  * standard streams: it prints {@code READY}, starts delivering on {@code GO}, stops when it delivered
- * {@code stopAfter} rows (0: never) or reads {@code STOP}, and prints {@code RESULT <json>}.
+ * {@code stopAfter} rows (0: never) or reads {@code STOP}, and prints {@code RESULT <json>}. With
+ * {@code stopAfter} 0 it answers each {@code MARK} with {@code MARK <json>}: its counters so far (delivered,
+ * failures, claims, empty claims, milliseconds spent claiming and publishing, the JVM's CPU milliseconds), which the parent subtracts to
+ * get the figures of one phase.
  *
  * <p>Arguments: jdbcUrl broker rabbitUri kafkaBootstrap workers batch ordered stopAfter.
  */
@@ -71,14 +74,18 @@ final class ChildRelay {
             if (stopAfter > 0) {
                 relay.awaitDelivered(stopAfter, Duration.ofMinutes(30));
             } else {
-                in.readLine();
+                for (String line = in.readLine(); line != null && !line.equals("STOP"); line = in.readLine()) {
+                    if (line.equals("MARK")) {
+                        System.out.println("MARK " + new ObjectMapper().writeValueAsString(counters(relay)));
+                        System.out.flush();
+                    }
+                }
             }
             double seconds = Brokers.seconds(start);
             relay.close();
             sampler.stop();
             samplerThread.join();
-            result.put("delivered", relay.delivered.get());
-            result.put("failures", relay.failures.get());
+            result.putAll(counters(relay));
             result.put("lastError", relay.lastError.get());
             result.put("seconds", Latency.round(seconds, 2));
             result.putAll(sampler.summary());
@@ -86,6 +93,21 @@ final class ChildRelay {
         System.out.println("RESULT " + new ObjectMapper().writeValueAsString(result));
         System.out.flush();
         System.exit(0);
+    }
+
+    /** What the relay did so far: the figures of a {@code MARK} and the start of the {@code RESULT}. */
+    private static Map<String, Object> counters(Relay relay) {
+        Map<String, Object> counters = new LinkedHashMap<>();
+        counters.put("delivered", relay.delivered.get());
+        counters.put("failures", relay.failures.get());
+        counters.put("claims", relay.claims.get());
+        counters.put("emptyClaims", relay.emptyClaims.get());
+        counters.put("claimMillis", relay.claimNanos.get() / 1_000_000);
+        counters.put("publishMillis", relay.publishNanos.get() / 1_000_000);
+        if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
+            counters.put("cpuMillis", os.getProcessCpuTime() / 1_000_000);
+        }
+        return counters;
     }
 
     /** Heap every 50 ms; the heap after collection (the live set) at each tenth of the work. */

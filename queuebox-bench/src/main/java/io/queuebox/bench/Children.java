@@ -17,6 +17,8 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /** Workloads 4 and 5: relays in child JVMs started from the bench's own classpath. */
@@ -57,22 +59,34 @@ final class Children {
         return result;
     }
 
-    /** {@code processes} relay JVMs draining one table of {@code rows} to RabbitMQ; a consumer counts duplicates. */
-    Map<String, Object> scaleOut(int processes, int rows) throws Exception {
+    /**
+     * {@code processes} warm relay JVMs draining {@code rows} to RabbitMQ; a consumer counts duplicates. The
+     * children start, drain {@code warmupRows} committed before GO (the cold phase: every JVM compiles while
+     * it delivers), and once the consumer saw every warm-up row the bench commits the {@code rows} of the
+     * measured phase in one INSERT. The warm rate runs from that commit to the last measured row consumed; the
+     * cold rate from GO to the last warm-up row consumed. Duplicates are counted per phase, by the phase in
+     * which the consumer first saw the row.
+     */
+    Map<String, Object> scaleOut(int processes, int warmupRows, int rows, int aggregates) throws Exception {
         db.reset();
-        db.fill(rows, 1000);
+        db.fill(warmupRows, aggregates);
         brokers.purgeQueue();
-        Map<String, AtomicInteger> seen = new ConcurrentHashMap<>();
+        Map<String, Boolean> firstSeenMeasured = new ConcurrentHashMap<>();
+        AtomicBoolean measuring = new AtomicBoolean();
+        AtomicInteger warmupDistinct = new AtomicInteger();
+        AtomicInteger warmupDuplicates = new AtomicInteger();
         AtomicInteger distinct = new AtomicInteger();
         AtomicInteger duplicates = new AtomicInteger();
         Object progress = new Object();
         Channel consumer = brokers.consume((id, headers) -> {
-            if (seen.computeIfAbsent(id, k -> new AtomicInteger()).incrementAndGet() == 1) {
-                distinct.incrementAndGet();
+            boolean now = measuring.get();
+            Boolean measured = firstSeenMeasured.putIfAbsent(id, now);
+            if (measured == null) {
+                (now ? distinct : warmupDistinct).incrementAndGet();
             } else {
-                duplicates.incrementAndGet();
+                (measured ? duplicates : warmupDuplicates).incrementAndGet();
             }
-            if (distinct.get() >= rows) {
+            if (now ? distinct.get() >= rows : warmupDistinct.get() >= warmupRows) {
                 synchronized (progress) {
                     progress.notifyAll();
                 }
@@ -83,30 +97,95 @@ final class Children {
             for (int i = 0; i < processes; i++) {
                 children.add(Child.start(db, brokers, "rabbitmq", 2, 500, true, 0, List.of("-Xmx256m")));
             }
-            long start = System.nanoTime();
+            long go = System.nanoTime();
+            long[] machineAtGo = machineJiffies();
             children.forEach(Child::go);
-            long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
-            synchronized (progress) {
-                while (distinct.get() < rows && System.nanoTime() < deadline) {
-                    progress.wait(100);
-                }
+            awaitCount(progress, warmupDistinct, warmupRows);
+            double coldSeconds = Brokers.seconds(go);
+            Double coldMachineBusy = busyPercent(machineAtGo, machineJiffies());
+            if (warmupDistinct.get() < warmupRows) {
+                throw new IllegalStateException("scale-out warm-up: only " + warmupDistinct.get() + " of " + warmupRows + " consumed");
             }
-            double seconds = Brokers.seconds(start);
+            // Delivered counts from before the INSERT: no row of the measured phase exists yet, so they are exact
+            // once the relays recorded the last warm-up batches (the consumer may see a row before its relay does).
+            List<Map<String, Object>> before = marks(children);
+            for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+                 before.stream().mapToLong(m -> longOf(m, "delivered")).sum() < warmupRows && System.nanoTime() < until; ) {
+                Thread.sleep(20);
+                before = marks(children);
+            }
+            // Whatever the consumer sees first from now on is a row of the measured phase.
+            measuring.set(true);
+            long[] machineBefore = machineJiffies();
+            db.insert(rows, aggregates);
+            long committed = System.nanoTime();
+            // Claims from right after the commit, so the idle polls while the INSERT ran are not counted. A MARK
+            // round trip on a busy machine can outlast a batch, so delivered counts never come from this one.
+            long markStart = System.nanoTime();
+            List<Map<String, Object>> afterCommit = marks(children);
+            long markMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - markStart);
+            db.analyze(); // as fill does; it runs while the relays drain, so its cost is inside the measured time
+            awaitCount(progress, distinct, rows);
+            double seconds = Brokers.seconds(committed);
+            Double machineBusy = busyPercent(machineBefore, machineJiffies());
+            List<Map<String, Object>> atEnd = marks(children);
             Thread.sleep(500); // late duplicates, if any, arrive now
-            List<Object> perProcess = new ArrayList<>();
+            List<Map<String, Object>> results = new ArrayList<>();
             for (Child child : children) {
                 child.stop();
-                perProcess.add(child.result(2).get("delivered"));
+                results.add(child.result(2));
+            }
+            List<Object> warmupPerProcess = new ArrayList<>();
+            List<Object> perProcess = new ArrayList<>();
+            List<Object> claimsPerProcess = new ArrayList<>();
+            List<Object> emptyClaimsPerProcess = new ArrayList<>();
+            List<Object> claimMillisPerProcess = new ArrayList<>();
+            List<Object> publishMillisPerProcess = new ArrayList<>();
+            List<Object> cpuMillisPerProcess = new ArrayList<>();
+            long failures = 0;
+            for (int i = 0; i < children.size(); i++) {
+                warmupPerProcess.add(longOf(before.get(i), "delivered"));
+                // Delivered from before the INSERT to the RESULT (after the wait for late duplicates); the rest from
+                // the commit to the last row consumed.
+                perProcess.add(longOf(results.get(i), "delivered") - longOf(before.get(i), "delivered"));
+                claimsPerProcess.add(longOf(atEnd.get(i), "claims") - longOf(afterCommit.get(i), "claims"));
+                emptyClaimsPerProcess.add(longOf(atEnd.get(i), "emptyClaims") - longOf(afterCommit.get(i), "emptyClaims"));
+                claimMillisPerProcess.add(longOf(atEnd.get(i), "claimMillis") - longOf(afterCommit.get(i), "claimMillis"));
+                publishMillisPerProcess.add(longOf(atEnd.get(i), "publishMillis") - longOf(afterCommit.get(i), "publishMillis"));
+                cpuMillisPerProcess.add(atEnd.get(i).containsKey("cpuMillis")
+                        ? longOf(atEnd.get(i), "cpuMillis") - longOf(afterCommit.get(i), "cpuMillis") : null);
+                failures += longOf(results.get(i), "failures");
             }
             Map<String, Object> result = new LinkedHashMap<>();
             result.put("processes", processes);
+            result.put("aggregates", aggregates);
+            result.put("warmupRows", warmupRows);
+            result.put("coldRowsPerSecond", Math.round(warmupDistinct.get() / coldSeconds));
+            result.put("warmupDuplicates", warmupDuplicates.get());
+            result.put("warmupDeliveredPerProcess", warmupPerProcess);
             result.put("rows", rows);
+            result.put("measuredSeconds", Latency.round(seconds, 2));
             result.put("rowsPerSecond", Math.round(distinct.get() / seconds));
             result.put("distinctConsumed", distinct.get());
             result.put("duplicates", duplicates.get());
             result.put("deliveredPerProcess", perProcess);
-            out.printf("  scale-out %d process(es), %d rows: %6d rows/s, %d distinct consumed, %d duplicates, per process %s%n",
-                    processes, rows, result.get("rowsPerSecond"), distinct.get(), duplicates.get(), perProcess);
+            result.put("claimsPerProcess", claimsPerProcess);
+            result.put("emptyClaimsPerProcess", emptyClaimsPerProcess);
+            result.put("claimMillisPerProcess", claimMillisPerProcess);
+            result.put("publishMillisPerProcess", publishMillisPerProcess);
+            result.put("cpuMillisPerProcess", cpuMillisPerProcess);
+            result.put("claimsMarkMillisAfterCommit", markMillis);
+            result.put("machineBusyPercent", machineBusy);
+            result.put("coldMachineBusyPercent", coldMachineBusy);
+            result.put("failures", failures);
+            out.printf("  scale-out %d process(es): cold (GO → %d warm-up rows consumed) %6d rows/s, %d duplicates, per process %s;%n"
+                            + "    warm (commit of %d rows → last consumed, %.2f s) %6d rows/s, %d distinct consumed, %d duplicates,"
+                            + " per process %s, claims %s (empty %s), claiming ms %s, publishing ms %s, relay JVM CPU ms %s;"
+                            + " machine busy %s %% (cold %s %%)%n",
+                    processes, warmupRows, result.get("coldRowsPerSecond"), warmupDuplicates.get(), warmupPerProcess,
+                    rows, seconds, result.get("rowsPerSecond"), distinct.get(), duplicates.get(), perProcess,
+                    claimsPerProcess, emptyClaimsPerProcess, claimMillisPerProcess, publishMillisPerProcess, cpuMillisPerProcess,
+                    machineBusy, coldMachineBusy);
             if (distinct.get() < rows) {
                 throw new IllegalStateException("scale-out: only " + distinct.get() + " of " + rows + " consumed");
             }
@@ -118,11 +197,59 @@ final class Children {
         }
     }
 
+    /** The counters of every child, asked of all at once. */
+    private static List<Map<String, Object>> marks(List<Child> children) throws Exception {
+        children.forEach(Child::requestMark);
+        List<Map<String, Object>> marks = new ArrayList<>();
+        for (Child child : children) {
+            marks.add(child.awaitMark());
+        }
+        return marks;
+    }
+
+    /** Waits until {@code count} reaches {@code target}, five minutes at most. */
+    private static void awaitCount(Object progress, AtomicInteger count, int target) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(5);
+        synchronized (progress) {
+            while (count.get() < target && System.nanoTime() < deadline) {
+                progress.wait(100);
+            }
+        }
+    }
+
+    /** Busy and total jiffies of all cores from /proc/stat; null off Linux. */
+    private static long[] machineJiffies() {
+        try {
+            String[] cpu = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
+            long total = 0;
+            for (int i = 1; i < cpu.length; i++) {
+                total += Long.parseLong(cpu[i]);
+            }
+            long idle = Long.parseLong(cpu[4]) + Long.parseLong(cpu[5]); // idle + iowait
+            return new long[] {total - idle, total};
+        } catch (Exception e) {
+            return null;
+        }
+    }
+
+    /** The share of all cores busy between two {@link #machineJiffies()} readings, whoever used them. */
+    private static Double busyPercent(long[] from, long[] to) {
+        if (from == null || to == null || to[1] == from[1]) {
+            return null;
+        }
+        return Latency.round(100.0 * (to[0] - from[0]) / (to[1] - from[1]), 1);
+    }
+
+    private static long longOf(Map<String, Object> map, String key) {
+        return ((Number) map.get(key)).longValue();
+    }
+
     /** One child JVM. */
     static final class Child {
         private final Process process;
         private final PrintWriter stdin;
         private final CompletableFuture<Map<String, Object>> result = new CompletableFuture<>();
+        private final LinkedBlockingQueue<Map<String, Object>> marks = new LinkedBlockingQueue<>();
         private final Path stderr;
 
         private Child(Process process, Path stderr) {
@@ -156,6 +283,10 @@ final class Children {
                     for (String line = lines.readLine(); line != null; line = lines.readLine()) {
                         if (line.equals("READY")) {
                             ready.complete(null);
+                        } else if (line.startsWith("MARK ")) {
+                            @SuppressWarnings("unchecked")
+                            Map<String, Object> parsed = new ObjectMapper().readValue(line.substring(5), LinkedHashMap.class);
+                            child.marks.add(parsed);
                         } else if (line.startsWith("RESULT ")) {
                             @SuppressWarnings("unchecked")
                             Map<String, Object> parsed = new ObjectMapper().readValue(line.substring(7), LinkedHashMap.class);
@@ -181,6 +312,19 @@ final class Children {
 
         void go() {
             stdin.println("GO");
+        }
+
+        /** Asks for the child's counters (see {@link ChildRelay}); {@link #awaitMark()} takes the answer. */
+        void requestMark() {
+            stdin.println("MARK");
+        }
+
+        Map<String, Object> awaitMark() throws Exception {
+            Map<String, Object> mark = marks.poll(30, TimeUnit.SECONDS);
+            if (mark == null) {
+                throw new IllegalStateException("relay child did not answer MARK: " + stderrTail());
+            }
+            return mark;
         }
 
         void stop() {

@@ -93,12 +93,16 @@ final class Report {
         if (!scale.isEmpty()) {
             List<String> categories = new ArrayList<>();
             LinkedHashMap<String, List<Double>> series = new LinkedHashMap<>();
-            series.put("total rows/s", new ArrayList<>());
+            series.put("warm: total rows/s", new ArrayList<>());
+            series.put("cold (warm-up from GO): total rows/s", new ArrayList<>());
             for (Map<String, Object> s : scale) {
                 categories.add(s.get("processes") + " process(es)");
-                series.get("total rows/s").add(num(s.get("rowsPerSecond")));
+                series.get("warm: total rows/s").add(num(s.get("rowsPerSecond")));
+                series.get("cold (warm-up from GO): total rows/s").add(numOrNull(s.get("coldRowsPerSecond")));
             }
-            charts.put("scale-out.svg", Charts.bars("Scale-out, " + scale.get(0).get("rows") + " rows to RabbitMQ", "rows/s", categories, series));
+            Object warmup = scale.get(0).get("warmupRows");
+            charts.put("scale-out.svg", Charts.bars("Scale-out to RabbitMQ, " + scale.get(0).get("rows") + " rows"
+                    + (warmup == null ? "" : " warm, " + warmup + " cold"), "rows/s", categories, series));
         }
         return charts;
     }
@@ -251,12 +255,22 @@ final class Report {
         }
         List<Map<String, Object>> scale = list("scaleOut");
         if (!scale.isEmpty()) {
-            md.append("#### Scale-out\n\n| processes | rows | total rows/s | distinct consumed | duplicates | delivered per process |\n");
-            md.append("| ---: | ---: | ---: | ---: | ---: | --- |\n");
+            md.append("#### Scale-out\n\nWarm: the relays have drained the warm-up rows; the measured rows are committed in one"
+                    + " INSERT and timed from that commit to the last of them consumed. Cold: the warm-up rows, from GO (fresh JVMs"
+                    + " compiling) to the last of them consumed.\n\n");
+            md.append("| processes | rows | warm total rows/s | distinct consumed | duplicates | delivered per process"
+                    + " | claims per process (empty) | relay CPU ms per process | machine busy % | warm-up rows | cold total rows/s"
+                    + " | warm-up duplicates | machine busy % (cold) |\n");
+            md.append("| ---: | ---: | ---: | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
             for (Map<String, Object> s : scale) {
-                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s |%n", s.get("processes"), s.get("rows"),
-                        s.get("rowsPerSecond"), s.get("distinctConsumed"), s.get("duplicates"), s.get("deliveredPerProcess")));
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                        s.get("processes"), s.get("rows"), s.get("rowsPerSecond"), s.get("distinctConsumed"), s.get("duplicates"),
+                        s.get("deliveredPerProcess"), claims(s.get("claimsPerProcess"), s.get("emptyClaimsPerProcess")),
+                        orDash(s.get("cpuMillisPerProcess")), orDash(s.get("machineBusyPercent")), orDash(s.get("warmupRows")),
+                        orDash(s.get("coldRowsPerSecond")), orDash(s.get("warmupDuplicates")), orDash(s.get("coldMachineBusyPercent"))));
             }
+            md.append("\nMachine busy: all cores, whoever used them (PostgreSQL, RabbitMQ, the bench's consumer, the relays, anything"
+                    + " else running), from /proc/stat over the phase.\n");
             chart(md, chartsLink, "scale-out.svg", "Scale-out");
             md.append('\n');
         }
@@ -339,6 +353,24 @@ final class Report {
 
     private static String percent(Object ratio) {
         return ratio == null ? "–" : String.format(Locale.ROOT, "%.0f %%", ((Number) ratio).doubleValue() * 100);
+    }
+
+    private static String orDash(Object value) {
+        return value == null ? "–" : String.valueOf(value);
+    }
+
+    /** Claims per process with the empty ones beside each: "[120 (3), 118 (5)]". */
+    private static String claims(Object claims, Object empty) {
+        if (claims == null) {
+            return "–";
+        }
+        List<?> all = (List<?>) claims;
+        List<?> none = empty == null ? List.of() : (List<?>) empty;
+        List<String> cells = new ArrayList<>();
+        for (int i = 0; i < all.size(); i++) {
+            cells.add(all.get(i) + (i < none.size() ? " (" + none.get(i) + ")" : ""));
+        }
+        return "[" + String.join(", ", cells) + "]";
     }
 
     private static Double numOrNull(Object value) {

@@ -124,6 +124,54 @@ class ReportTest {
     }
 
     @Test
+    void theScaleOutTableShowsTheWarmRateBesideTheColdOneAndTheClaimsPerProcess() throws Exception {
+        Map<String, Object> results = new LinkedHashMap<>();
+        results.put("date", "2026-12-01T08-00Z");
+        results.put("suite", "standard");
+        results.put("elapsedSeconds", 60);
+        results.put("machine", Map.of("cores", 2));
+        results.put("settings", Map.of("reps", 3));
+        Map<String, Object> two = new LinkedHashMap<>();
+        two.put("processes", 2);
+        two.put("warmupRows", 10000);
+        two.put("coldRowsPerSecond", 5282L);
+        two.put("warmupDuplicates", 0);
+        two.put("warmupDeliveredPerProcess", List.of(5100L, 4900L));
+        two.put("rows", 40000);
+        two.put("measuredSeconds", 5.1);
+        two.put("rowsPerSecond", 7843L);
+        two.put("distinctConsumed", 40000);
+        two.put("duplicates", 0);
+        two.put("deliveredPerProcess", List.of(20500L, 19500L));
+        two.put("claimsPerProcess", List.of(60L, 58L));
+        two.put("emptyClaimsPerProcess", List.of(2L, 7L));
+        two.put("cpuMillisPerProcess", List.of(3000L, 3100L));
+        two.put("machineBusyPercent", 95.0);
+        two.put("coldMachineBusyPercent", 99.5);
+        // A run recorded before the warm phase existed: only the cold figures, under the old keys.
+        Map<String, Object> old = new LinkedHashMap<>();
+        old.put("processes", 4);
+        old.put("rows", 20000);
+        old.put("rowsPerSecond", 3427L);
+        old.put("distinctConsumed", 20000);
+        old.put("duplicates", 0);
+        old.put("deliveredPerProcess", List.of(5000L, 5000L, 5000L, 5000L));
+        results.put("scaleOut", List.of(two, old));
+
+        Report report = new Report(results);
+        String md = report.markdown("performance");
+
+        assertThat(md).contains("| processes | rows | warm total rows/s | distinct consumed | duplicates | delivered per process"
+                        + " | claims per process (empty) | relay CPU ms per process | machine busy % | warm-up rows | cold total rows/s"
+                        + " | warm-up duplicates | machine busy % (cold) |")
+                .contains("| 2 | 40000 | 7843 | 40000 | 0 | [20500, 19500] | [60 (2), 58 (7)] | [3000, 3100] | 95.0 | 10000 | 5282 | 0 | 99.5 |")
+                .contains("| 4 | 20000 | 3427 | 20000 | 0 | [5000, 5000, 5000, 5000] | – | – | – | – | – | – | – |")
+                .contains("![Scale-out](performance/scale-out.svg)");
+        assertThat(report.charts().get("scale-out.svg")).contains("Scale-out to RabbitMQ, 40000 rows warm, 10000 cold")
+                .contains("warm: total rows/s").contains("cold (warm-up from GO): total rows/s");
+    }
+
+    @Test
     void theSummaryShowsTheInboxOverheadAsARatioAndMicrosecondsPerMessage() {
         Map<String, Object> results = new LinkedHashMap<>();
         results.put("date", "2026-11-30T19-00Z");
