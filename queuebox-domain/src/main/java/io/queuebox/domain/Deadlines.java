@@ -40,6 +40,16 @@ final class Deadlines {
         return untilNext(leaseExpiries);
     }
 
+    /** The earliest deadline known, passed or not. */
+    synchronized Optional<Instant> earliest() {
+        Instant retry = retries.peek();
+        Instant lease = leaseExpiries.peek();
+        if (retry == null || lease == null) {
+            return Optional.ofNullable(retry == null ? lease : retry);
+        }
+        return Optional.of(retry.isBefore(lease) ? retry : lease);
+    }
+
     private static void add(PriorityQueue<Instant> queue, Instant at) {
         if (queue.size() < MAX_ENTRIES) {
             queue.add(at);

@@ -120,7 +120,6 @@ public final class DeliveryEngine implements AutoCloseable {
     // Enough for the log to run seconds behind at thousands of rows per second; about 100 bytes an id.
     private static final int MIN_RECENT_CLAIMS = 16_384;
     private static final int MAX_RECENT_CLAIMS = 262_144;
-    private static final long NO_CLAIM = Long.MIN_VALUE;
 
     private enum State { NEW, RUNNING, STOPPING, STOPPED }
 
@@ -150,12 +149,11 @@ public final class DeliveryEngine implements AutoCloseable {
     // a peer polls while a batch is in flight.
     private volatile long latestClaimStartNanos = System.nanoTime();
     private volatile Duration currentIdleWait;
-    // When the claim watch last woke an idle worker for a hung claim (claim watch thread only).
-    private long hungClaimWakeNanos = System.nanoTime() - Duration.ofDays(1).toNanos();
-    // The first worker (the one that polls on the interval) and since when its claim or outcome write under way runs,
-    // or NO_CLAIM.
-    private volatile Thread poller;
-    private volatile long pollerBusySinceNanos = NO_CLAIM;
+    // When the claim watch last handed the first worker's claim to an idle worker (claim watch thread only).
+    private long watchTicketNanos = System.nanoTime() - Duration.ofDays(1).toNanos();
+    // Whether the first worker (the one that polls on the interval and takes the deadlines) is waiting for them now;
+    // while it is not (claiming, publishing, writing outcomes, pausing), the claim watch stands in.
+    private volatile boolean pollerWaiting;
     private Thread renewer;
 
     private DeliveryEngine(Builder builder) {
@@ -198,11 +196,7 @@ public final class DeliveryEngine implements AutoCloseable {
             if (stage != null) {
                 stages.add(stage);
             }
-            Thread worker = thread("queuebox-worker-" + i, () -> runWorker(index, stage));
-            if (i == 1) {
-                poller = worker;
-            }
-            threads.add(worker);
+            threads.add(thread("queuebox-worker-" + i, () -> runWorker(index, stage)));
             if (stage != null) {
                 threads.add(thread("queuebox-worker-" + i + "-publish", () -> runStage(stage)));
             }
@@ -449,7 +443,11 @@ public final class DeliveryEngine implements AutoCloseable {
             }
             long seen = signal.wakes();
             WakeReason reason = null;
+            boolean first = index == 1;
             while (!signal.isShutdown()) {
+                if (first) {
+                    pollerWaiting = false;
+                }
                 if (stage != null) {
                     // At most pipelineDepth batches claimed and not yet recorded: wait for the stage to record one.
                     if (!stage.awaitSlot()) {
@@ -497,6 +495,9 @@ public final class DeliveryEngine implements AutoCloseable {
                     reason = WakeReason.INTERVAL;
                     seen = signal.wakes();
                 } else {
+                    if (first) {
+                        pollerWaiting = true;
+                    }
                     WakeSignal.Woken woken = stage == null ? signal.await(seen, idleWait(), planner)
                             : signal.await(seen, idleWait(), planner, stage::idle);
                     if (woken.reason() == WakeReason.SHUTDOWN) {
@@ -553,28 +554,21 @@ public final class DeliveryEngine implements AutoCloseable {
 
     /**
      * The first worker polls an interval after the latest claim of any worker started, not an interval after
-     * its own batch ended: a peer that polled while this worker's batch was out took every row due then, and a
-     * row committed just after that poll would otherwise wait the rest of the batch and a whole interval more.
-     * So the engine claims once per interval, busy or idle.
+     * its own batch ended: a worker that claimed meanwhile took every row due then, and a row committed just
+     * after that claim would otherwise wait the rest of the batch and a whole interval more.
      */
     private WakeSchedule.Wake planPollerWake(Duration intervalLeft) {
         return planWake(sinceLatestClaim());
     }
 
     /**
-     * Workers other than the first skip the interval and the deadlines while nothing is in flight (the first
-     * worker, idle then, takes both), so an idle engine costs one claim per wake interval, and a retry falling
-     * due one claim, whatever the number of workers; a batch going in flight makes them replan, and the last
-     * one coming back too. The claim that took that batch took every row due then, so a peer looks an interval
-     * after the latest claim started, not at once (at 200 events/s polling, that immediate look made 21 % of
-     * all claims empty).
+     * Workers other than the first plan no timer: they claim for wake-ups, full batches, and the tickets the
+     * claim watch hands out while the first worker is busy, so an idle or busy engine makes one claim per
+     * interval and one per retry falling due, whatever the number of workers (each peer planning the interval
+     * or the deadlines itself made them all claim at the same moment).
      */
     private WakeSchedule.Wake planPeerWake(Duration intervalLeft) {
-        if (inFlight.isEmpty()) {
-            return new WakeSchedule.Wake(PEER_IDLE_WAIT, WakeReason.INTERVAL);
-        }
-        Duration afterLatestClaim = sinceLatestClaim();
-        return planWake(afterLatestClaim.compareTo(intervalLeft) > 0 ? afterLatestClaim : intervalLeft);
+        return new WakeSchedule.Wake(PEER_IDLE_WAIT, WakeReason.INTERVAL);
     }
 
     /** Until an interval has passed since the latest claim started (negative once it has). */
@@ -582,12 +576,20 @@ public final class DeliveryEngine implements AutoCloseable {
         return currentIdleWait.minusNanos(System.nanoTime() - latestClaimStartNanos);
     }
 
+    /** A deadline was added: the first worker, and the claim watch that stands in for it, replan. */
+    private void deadlinesChanged() {
+        signal.scheduleChanged();
+        if (settings.workers() > 1) {
+            watchSignal.wake(WakeReason.DEADLINE);
+        }
+    }
+
     private void learnDeadlinesLeftByEarlierRuns() {
         try {
             Optional<Duration> next = store.timeUntilNextDue();
             if (next.isPresent() && next.get().compareTo(Duration.ZERO) > 0) {
                 deadlines.retryDueAt(clock.instant().plus(next.get()));
-                signal.scheduleChanged();
+                deadlinesChanged();
             }
         } catch (RuntimeException e) {
             listener.onError("timeUntilNextDue", e);
@@ -637,10 +639,6 @@ public final class DeliveryEngine implements AutoCloseable {
     private Cycle deliverOnce(Stage stage, WakeSignal.News newsBefore) {
         long started = System.nanoTime();
         latestClaimStartNanos = started;
-        boolean polling = Thread.currentThread() == poller;
-        if (polling) {
-            pollerBusySinceNanos = started;
-        }
         Instant claimStart = clock.instant();
         deadlines.reachedAt(claimStart);
         ClaimBatch batch = null;
@@ -651,9 +649,6 @@ public final class DeliveryEngine implements AutoCloseable {
             listener.onError("claim", e);
             return Cycle.FAILED;
         } finally {
-            if (polling) {
-                pollerBusySinceNanos = NO_CLAIM;
-            }
             WakeReason held = namedWakes.claimEnded(claimNumber, batch == null ? List.of() : batch.deliveries());
             if (held != null) {
                 wake(held);
@@ -689,22 +684,12 @@ public final class DeliveryEngine implements AutoCloseable {
     /** The batch's publish starts: the renewer keeps its lease alive from now until the publish returns. */
     private void startFlight(InFlightBatch flight) {
         inFlight.put(flight.lease(), flight);
-        if (settings.workers() > 1) {
-            signal.scheduleChanged(); // idle peers start polling on the interval again
-        }
         renewerSignal.wake(WakeReason.DEADLINE);
     }
 
-    /**
-     * The batch's publish returned. Once nothing is in flight, idle peers replan: a poll they planned an interval
-     * after that batch's claim would now come a few milliseconds before the first worker's own (which waits an
-     * interval from here), and one of the two would find nothing.
-     */
+    /** The batch's publish returned: the renewer stops renewing it. */
     private void endFlight(LeaseToken lease) {
         inFlight.remove(lease);
-        if (settings.workers() > 1 && inFlight.isEmpty()) {
-            signal.scheduleChanged();
-        }
     }
 
     /**
@@ -735,18 +720,7 @@ public final class DeliveryEngine implements AutoCloseable {
         }
         OutcomePlan plan = OutcomePlan.plan(batch.deliveries(), outcomes, settings.ordering(),
                 settings.retryPolicy(), random);
-        // The first worker writing outcomes polls no more than while it claims: the claim watch covers both.
-        boolean polling = Thread.currentThread() == poller;
-        if (polling) {
-            pollerBusySinceNanos = System.nanoTime();
-        }
-        try {
-            failed |= !record(batch, plan, flight);
-        } finally {
-            if (polling) {
-                pollerBusySinceNanos = NO_CLAIM;
-            }
-        }
+        failed |= !record(batch, plan, flight);
         failed |= looksLikeAnOutage(outcomes);
         if (failed) {
             return Cycle.FAILED;
@@ -801,7 +775,7 @@ public final class DeliveryEngine implements AutoCloseable {
                     deadlines.retryDueAt(now.plus(retry.delay()));
                     listener.onRetryScheduled(byId.get(retry.eventId()), retry.delay(), retry.reason());
                 }
-                signal.scheduleChanged();
+                deadlinesChanged();
             } catch (RuntimeException e) {
                 listener.onError("reschedule", e);
                 ok = false;
@@ -840,7 +814,7 @@ public final class DeliveryEngine implements AutoCloseable {
         if (!ok) {
             // Rows whose write failed stay leased until the lease runs out; look again then.
             deadlines.leaseExpiresAt(flight.leaseExpiry());
-            signal.scheduleChanged();
+            deadlinesChanged();
         }
         return ok;
     }
@@ -1076,6 +1050,7 @@ public final class DeliveryEngine implements AutoCloseable {
             endFlight(handed.batch().lease());
             failing("publish-stage", e);
             deadlines.leaseExpiresAt(handed.flight().leaseExpiry());
+            deadlinesChanged();
             cycle = Cycle.FAILED;
         }
         if (cycle == Cycle.FAILED) {
@@ -1116,11 +1091,12 @@ public final class DeliveryEngine implements AutoCloseable {
     // ---------------------------------------------------------------- the claim watch
 
     /**
-     * With more than one worker, a thread that never touches the store watches the claims under way: rows held
-     * for a claim past the hold limit become one wake-up, and while a claim has been under way for a whole
-     * wake interval (a database that stopped answering on that connection) one idle worker is woken per
-     * interval, so that the rows that claim chose are taken once their lease lapses and an idle engine still
-     * costs one claim per interval.
+     * With more than one worker, a thread that never touches the store stands in for the first worker while that
+     * worker is not waiting for its interval and deadlines (it is claiming, publishing, writing outcomes or
+     * pausing, or its claim or outcome write hangs on a database that stopped answering on that connection):
+     * when the interval poll or a deadline is overdue, it hands one ticket to an idle worker, which claims in the
+     * first worker's place, so rows are taken on time and the engine still makes one claim per interval. It also
+     * turns rows held past the hold limit for a claim under way into one wake-up.
      */
     private void runClaimWatch() {
         while (!watchSignal.isShutdown()) {
@@ -1137,6 +1113,9 @@ public final class DeliveryEngine implements AutoCloseable {
         }
     }
 
+    /** How late the first worker may be before the claim watch stands in (it wakes and claims in microseconds). */
+    private static final long WATCH_GRACE_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
     /** One look of the claim watch; answers when to look again. */
     private Duration watchClaims() {
         WakeReason held = namedWakes.expireHeld();
@@ -1144,27 +1123,24 @@ public final class DeliveryEngine implements AutoCloseable {
             wake(held);
         }
         Duration interval = currentIdleWait;
-        Duration next = namedWakes.untilHeldExpire().filter(left -> left.compareTo(interval) < 0).orElse(interval);
-        // Only the first worker polls on the interval; while another worker's claim hangs, it still does.
-        long pollerStart = pollerBusySinceNanos;
+        long intervalNanos = interval.toNanos();
         long now = System.nanoTime();
-        if (pollerStart != NO_CLAIM) {
-            long hungFor = now - pollerStart;
-            if (hungFor >= interval.toNanos()) {
-                long sinceAnyClaim = now - Math.max(latestClaimStartNanos, hungClaimWakeNanos);
-                if (sinceAnyClaim >= interval.toNanos()) {
-                    hungClaimWakeNanos = now;
-                    wake(WakeReason.INTERVAL); // one idle worker polls in the hung claim's place
-                    sinceAnyClaim = 0;
-                }
-                Duration untilNextWake = interval.minusNanos(sinceAnyClaim);
-                next = untilNextWake.compareTo(next) < 0 ? untilNextWake : next;
-            } else {
-                Duration untilHung = interval.minusNanos(hungFor);
-                next = untilHung.compareTo(next) < 0 ? untilHung : next;
-            }
+        long untilPoll = latestClaimStartNanos + intervalNanos - now;
+        long untilDeadline = deadlines.earliest().map(at -> Duration.between(clock.instant(), at).toNanos())
+                .orElse(Long.MAX_VALUE / 2);
+        WakeReason due = untilDeadline <= -WATCH_GRACE_NANOS ? WakeReason.DEADLINE
+                : untilPoll <= -WATCH_GRACE_NANOS ? WakeReason.INTERVAL : null;
+        // A ticket counts as out until a claim starts after it, or an interval passes (every worker was busy).
+        boolean ticketOut = watchTicketNanos - latestClaimStartNanos > 0 && now - watchTicketNanos < intervalNanos;
+        if (due != null && !pollerWaiting && !ticketOut) {
+            watchTicketNanos = now;
+            signal.handOne(due);
+            ticketOut = true;
         }
-        return next.isNegative() ? Duration.ZERO : next;
+        long look = ticketOut ? watchTicketNanos + intervalNanos - now
+                : Math.min(Math.max(untilPoll, 0), Math.max(untilDeadline, 0)) + WATCH_GRACE_NANOS;
+        long holdLeft = namedWakes.untilHeldExpire().map(Duration::toNanos).orElse(Long.MAX_VALUE);
+        return Duration.ofNanos(Math.max(0, Math.min(Math.min(look, holdLeft), intervalNanos)));
     }
 
     /** Renews the leases that are due; answers when the next one falls due. */

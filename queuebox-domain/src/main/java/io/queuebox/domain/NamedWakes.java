@@ -47,7 +47,8 @@ final class NamedWakes {
             if (size() <= AWAITING_CLAIM_LIMIT) {
                 return false;
             }
-            // A row whose number never came (its waker failed in between) is older than the latest numbered news.
+            // A row whose number has not come yet counts when it comes (numbered); one whose number never comes (its
+            // waker failed in between) is about news no later than the latest numbered.
             untrackedNews = Math.max(untrackedNews, eldest.getValue() == UNNUMBERED ? latestNumbered : eldest.getValue());
             return true;
         }
@@ -122,7 +123,11 @@ final class NamedWakes {
     synchronized void numbered(Collection<UUID> eventIds, long news) {
         latestNumbered = Math.max(latestNumbered, news);
         for (UUID id : eventIds) {
-            awaitingClaim.computeIfPresent(id, (row, number) -> news);
+            if (awaitingClaim.computeIfPresent(id, (row, number) -> news) == null && !recent.contains(id)) {
+                // Pushed out before its number came (a commit naming more rows than the bound): this news is
+                // about a row nobody tracks, which a busy worker's batch may hold back.
+                untrackedNews = Math.max(untrackedNews, news);
+            }
         }
     }
 

@@ -80,6 +80,24 @@ final class WakeSignal {
         }
     }
 
+    /**
+     * Hands a ticket to one waiter, as {@link #wakeOne} does, without news: it asks for a claim in another
+     * worker's place (a poll or a deadline that worker is too busy for), and brings nothing a busy worker's
+     * batch may have held back.
+     */
+    void handOne(WakeReason reason) {
+        lock.lock();
+        try {
+            if (!shutdown) {
+                ticket = true;
+                ticketReason = reason;
+                changed.signalAll();
+            }
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** The news counts, read together. */
     News newsSoFar() {
         lock.lock();

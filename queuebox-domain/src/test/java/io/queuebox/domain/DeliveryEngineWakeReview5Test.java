@@ -202,6 +202,18 @@ class DeliveryEngineWakeReview5Test {
         engine.wake(WakeReason.EXTERNAL); // backlog.get(0)
         if (hangs) {
             // Worker 1's stage hangs recording its first batch; its claimer has a second one queued behind it.
+            // Worker 2 may drain a backlog before worker 1 took two batches of it (CI, loaded): add rows until so.
+            for (int round = 0; round < 30 && !(store.stageOneHanging.get() && fake.count(RowStatus.PENDING) == 2);
+                 round++) {
+                pause(100);
+                if (!(store.stageOneHanging.get() && fake.count(RowStatus.PENDING) == 2)
+                        && fake.count(RowStatus.PENDING) < 2) {
+                    for (int i = 0; i < 4; i++) {
+                        backlog.add(committed(order("backlog-more-" + round + "-" + i)));
+                    }
+                    engine.wake(WakeReason.EXTERNAL);
+                }
+            }
             await().atMost(SOON).until(() -> store.stageOneHanging.get() && fake.count(RowStatus.PENDING) == 2);
         } else {
             await().atMost(SOON).until(() -> fake.count(RowStatus.PENDING) == 0);
