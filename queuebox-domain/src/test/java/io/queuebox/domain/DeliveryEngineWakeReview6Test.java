@@ -16,6 +16,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Sixth adversarial review of the wake-ups, after 2b0f27b (peers plan no timer; worker 1 plans the interval from
  * the latest claim and the deadlines; the claim watch hands one ticket when worker 1 is not waiting).
+ * A and B fail on 2b0f27b (A passes on its parent c04de12: a regression; B fails there too). The tests after
+ * "probes" pass on 2b0f27b: what held.
  */
 class DeliveryEngineWakeReview6Test {
 
@@ -85,5 +87,137 @@ class DeliveryEngineWakeReview6Test {
         // Worker 1 alone: one claim per 300 ms pause plus 60 ms failing: about 8 in 3 s; allow 12.
         assertThat(failed).as("failed claims in 3 s of outage, error pause 300 ms, claims failing after 60 ms, 3 workers")
                 .isLessThanOrEqualTo(12);
+    }
+
+    // ------------------------------------------------------------------------------------------------ probes (held)
+
+    /** Counts the claim watch's reads of the clock (it reads it once per look while a deadline is known). */
+    private static final class CountingClock extends Clock {
+        final AtomicInteger watchReads = new AtomicInteger();
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return java.time.ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            return this;
+        }
+
+        @Override
+        public java.time.Instant instant() {
+            if (Thread.currentThread().getName().equals("queuebox-claim-watch")) {
+                watchReads.incrementAndGet();
+            }
+            return java.time.Instant.now();
+        }
+    }
+
+    @ParameterizedTest(name = "peer {0}")
+    @ValueSource(strings = {"idle", "busy"})
+    void theWatchDoesNotSpinWhileWorkerOneHangs(String peer) throws Exception {
+        java.util.concurrent.CountDownLatch hang = new java.util.concurrent.CountDownLatch(1);
+        AtomicBoolean hangWorkerOne = new AtomicBoolean();
+        ForwardingOutboxStore store = new ForwardingOutboxStore(fake) {
+            @Override
+            public ClaimBatch claim(ClaimRequest request) {
+                if (hangWorkerOne.get() && Thread.currentThread().getName().equals("queuebox-worker-1")) {
+                    try {
+                        hang.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                return super.claim(request);
+            }
+        };
+        io.queuebox.ports.OutboxEvent later = Fixtures.anEventFor(Fixtures.order("later"));
+        fake.add(later);
+        fake.dueIn(later.eventId(), Duration.ofSeconds(60)); // a deadline the watch knows
+        CountingClock clock = new CountingClock();
+        DeliveryEngine engine = engines.start(DeliveryEngine.builder().clock(clock), store, publisher, listener,
+                EngineHarness.oneWorker(1, Duration.ofMillis(300)).workers(2));
+        await().atMost(EngineHarness.SOON).until(() -> fake.claimCalls.get() >= 2);
+        pause(400);
+        hangWorkerOne.set(true);
+        engine.wake(io.queuebox.ports.WakeReason.EXTERNAL); // both claim: worker 1 hangs
+        if (peer.equals("busy")) {
+            publisher.gate = new java.util.concurrent.CountDownLatch(1);
+            io.queuebox.ports.OutboxEvent a = Fixtures.anEventFor(Fixtures.order("a"));
+            fake.add(a);
+            pause(50);
+            engine.wake(io.queuebox.ports.WakeReason.EXTERNAL);
+        }
+        pause(300);
+        int before = clock.watchReads.get();
+        int claimsBefore = fake.claimCalls.get();
+        pause(2_000);
+        int looks = clock.watchReads.get() - before;
+        int claims = fake.claimCalls.get() - claimsBefore;
+        hang.countDown();
+        assertThat(looks).as("watch looks in 2 s (claims " + claims + ")").isLessThanOrEqualTo(30);
+        assertThat(claims).as("claims in 2 s, interval 300 ms").isLessThanOrEqualTo(peer.equals("busy") ? 2 : 9);
+    }
+
+    @ParameterizedTest(name = "depth {0}")
+    @ValueSource(ints = {1, 2})
+    void anEngineStartedLongAfterItWasBuiltClaimsOncePerWorkerAtStart(int depth) {
+        DeliveryEngine engine = engines.remember(DeliveryEngine.builder().store(fake).publisher(publisher)
+                .listener(listener).settings(EngineHarness.oneWorker(depth, Duration.ofMillis(300)).workers(3).build())
+                .build());
+        pause(600);
+        engine.start();
+        pause(150);
+        assertThat(fake.claimCalls.get()).as("claims in the first 150 ms, 3 workers").isLessThanOrEqualTo(3);
+    }
+
+    // ------------------------------------------------------------------------------------------------ B
+
+    /**
+     * A retry is claimed within tens of milliseconds of falling due, even while worker 1 is stuck. Here worker 1 gets
+     * stuck on the very claim it makes for that retry (its connection stopped answering before the statement reached
+     * the rows). {@code deliverOnce} forgets every deadline up to a claim's start ({@code deadlines.reachedAt}) and
+     * moves {@code latestClaimStartNanos} before the claim returns, so the claim watch sees neither an overdue
+     * deadline nor an overdue poll: it hands no ticket to the idle peer until an interval after the hung claim
+     * started (30 s here), and the row, due and unclaimed, waits that long.
+     */
+    @ParameterizedTest(name = "depth {0}")
+    @ValueSource(ints = {1, 2})
+    void aRetryWhoseOwnClaimHangsOnWorkerOneWaitsAWholeInterval(int depth) {
+        java.util.concurrent.CountDownLatch hang = new java.util.concurrent.CountDownLatch(1);
+        AtomicBoolean hangWorkerOne = new AtomicBoolean();
+        java.util.Map<java.util.UUID, java.time.Instant> claimedAt = new java.util.concurrent.ConcurrentHashMap<>();
+        ForwardingOutboxStore store = new ForwardingOutboxStore(fake) {
+            @Override
+            public ClaimBatch claim(ClaimRequest request) {
+                if (hangWorkerOne.get() && Thread.currentThread().getName().equals("queuebox-worker-1")) {
+                    try {
+                        hang.await(10, java.util.concurrent.TimeUnit.SECONDS);
+                    } catch (InterruptedException e) {
+                        Thread.currentThread().interrupt();
+                    }
+                }
+                ClaimBatch batch = super.claim(request);
+                java.time.Instant now = java.time.Instant.now();
+                batch.deliveries().forEach(d -> claimedAt.putIfAbsent(d.eventId(), now));
+                return batch;
+            }
+        };
+        io.queuebox.ports.OutboxEvent r = Fixtures.anEventFor(Fixtures.order("r"));
+        fake.add(r);
+        fake.dueIn(r.eventId(), Duration.ofMillis(1_200)); // a retry an earlier run scheduled: learned at start
+        java.time.Instant due = fake.row(r.eventId()).nextAttemptAt;
+        engines.start(DeliveryEngine.builder(), store, publisher, listener,
+                EngineHarness.oneWorker(depth, EngineHarness.LONG_INTERVAL).workers(2));
+        await().atMost(EngineHarness.SOON).until(() -> fake.claimCalls.get() >= 2); // each worker's start claim
+        pause(300);
+        assertThat(claimedAt).isEmpty();
+        // Worker 1's next claim is the one at r's deadline (nothing else claims before it): it hangs.
+        hangWorkerOne.set(true);
+        await().alias("row r, due at " + due + ", worker 1's claim at that deadline hung, peer idle, interval 30 s")
+                .atMost(EngineHarness.SOON).until(() -> claimedAt.containsKey(r.eventId()));
+        assertThat(Duration.between(due, claimedAt.get(r.eventId())).toMillis()).as("ms after due")
+                .isLessThanOrEqualTo(100);
     }
 }
