@@ -16,8 +16,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * Sixth adversarial review of the wake-ups, after 2b0f27b (peers plan no timer; worker 1 plans the interval from
  * the latest claim and the deadlines; the claim watch hands one ticket when worker 1 is not waiting).
- * A and B fail on 2b0f27b (A passes on its parent c04de12: a regression; B fails there too). The tests after
- * "probes" pass on 2b0f27b: what held.
+ * A and B fail on 2b0f27b (A passes on its parent c04de12: a regression; B fails there too). The tests between
+ * "probes" up to B pass on 2b0f27b (and on c04de12): what held.
  */
 class DeliveryEngineWakeReview6Test {
 
