@@ -154,6 +154,8 @@ public final class DeliveryEngine implements AutoCloseable {
     // Whether the first worker (the one that polls on the interval and takes the deadlines) is waiting for them now;
     // while it is not (claiming, publishing, writing outcomes, pausing), the claim watch stands in.
     private volatile boolean pollerWaiting;
+    // When a cycle of any worker last failed: the claim watch stands in for nobody during the error pause after it.
+    private volatile long failedAtNanos = System.nanoTime() - Duration.ofDays(1).toNanos();
     private Thread renewer;
 
     private DeliveryEngine(Builder builder) {
@@ -489,6 +491,7 @@ public final class DeliveryEngine implements AutoCloseable {
                         signal.wakeOne(WakeReason.FULL_BATCH);
                     }
                 } else if (cycle == Cycle.FAILED) {
+                    failedAtNanos = System.nanoTime();
                     if (!signal.pause(errorPause)) {
                         break;
                     }
@@ -1054,6 +1057,7 @@ public final class DeliveryEngine implements AutoCloseable {
             cycle = Cycle.FAILED;
         }
         if (cycle == Cycle.FAILED) {
+            failedAtNanos = System.nanoTime();
             stage.requestPause();
             if (stage.hasQueued()) {
                 // The batch claimed while this one was out waits for the pause too, as it would have waited to
@@ -1132,12 +1136,16 @@ public final class DeliveryEngine implements AutoCloseable {
                 : untilPoll <= -WATCH_GRACE_NANOS ? WakeReason.INTERVAL : null;
         // A ticket counts as out until a claim starts after it, or an interval passes (every worker was busy).
         boolean ticketOut = watchTicketNanos - latestClaimStartNanos > 0 && now - watchTicketNanos < intervalNanos;
-        if (due != null && !pollerWaiting && !ticketOut) {
+        // After a failed cycle the engine backs off for the error pause: an outage costs one claim per pause, not
+        // one per worker (a retry due meanwhile waits for the pause, at most a second).
+        long backOffLeft = failedAtNanos + errorPause.toNanos() - now;
+        if (due != null && !pollerWaiting && !ticketOut && backOffLeft <= 0) {
             watchTicketNanos = now;
             signal.handOne(due);
             ticketOut = true;
         }
         long look = ticketOut ? watchTicketNanos + intervalNanos - now
+                : due != null && backOffLeft > 0 ? backOffLeft + WATCH_GRACE_NANOS
                 : Math.min(Math.max(untilPoll, 0), Math.max(untilDeadline, 0)) + WATCH_GRACE_NANOS;
         long holdLeft = namedWakes.untilHeldExpire().map(Duration::toNanos).orElse(Long.MAX_VALUE);
         return Duration.ofNanos(Math.max(0, Math.min(Math.min(look, holdLeft), intervalNanos)));

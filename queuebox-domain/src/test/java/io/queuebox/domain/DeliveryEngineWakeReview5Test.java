@@ -85,6 +85,9 @@ class DeliveryEngineWakeReview5Test {
      * pause, waits the other 700 ms, with an idle peer that would have claimed it at once before 74ce6d3;</li>
      * <li>{@code answers} (control): b is claimed at Tb.</li>
      * </ul>
+     * Decided after the sixth review: a failed cycle makes the whole engine back off for the error pause (an outage
+     * must cost one claim per pause, not one per worker: {@code anOutageCostsOneClaimPerPauseWhateverTheWorkers}),
+     * so with {@code throws} b is claimed when worker 1's pause ends (1 s after Ta, 700 ms after Tb), not at once.
      */
     @ParameterizedTest(name = "worker 1's claim at the first retry's deadline {0}")
     @ValueSource(strings = {"hangs", "throws", "answers"})
@@ -120,8 +123,10 @@ class DeliveryEngineWakeReview5Test {
                 .until(() -> sentAt.containsKey(b.eventId()));
         long late = Duration.between(bDue, sentAt.get(b.eventId())).toMillis();
         System.out.println("worker 1's claim " + claim + ": b's retry published " + late + " ms after it fell due");
+        // The error pause here is min(interval, 1 s) = 1 s from Ta, which is 300 ms before Tb.
+        long allowed = claim.equals("throws") ? 700 + 150 : 150;
         assertThat(late).as("ms b's retry was published after it fell due (worker 1's claim %s)", claim)
-                .isLessThan(150);
+                .isLessThan(allowed);
     }
 
     // ------------------------------------------------------------------------------------------------ B
