@@ -40,9 +40,6 @@ class DeliveryEngineWakeReview4Test {
         engines.stopAll(publisher);
     }
 
-    private static void pause(long millis) {
-        await().pollDelay(Duration.ofMillis(millis)).atMost(Duration.ofMillis(millis + 5_000)).until(() -> true);
-    }
 
     private OutboxEvent committed(AggregateRef aggregate) {
         OutboxEvent event = anEventFor(aggregate);
@@ -90,7 +87,7 @@ class DeliveryEngineWakeReview4Test {
         DeliveryEngine engine = engines.start(DeliveryEngine.builder(), store, publisher, listener,
                 EngineHarness.oneWorker(1, EngineHarness.LONG_INTERVAL).workers(2));
         await().atMost(SOON).until(() -> fake.claimCalls.get() >= 2); // each worker's first claim at start
-        pause(200);
+        EngineHarness.pause(200);
         WakeSignal signal = field(engine, "signal");
         NamedWakes namedWakes = field(engine, "namedWakes");
 
@@ -113,7 +110,7 @@ class DeliveryEngineWakeReview4Test {
         await().atMost(SOON).until(() -> fake.claimCalls.get() == claims + 1); // the peer: x2 held back by x1
         publisher.gate.countDown();
         await().atMost(SOON).until(() -> fake.row(first.eventId()).status == RowStatus.SENT);
-        pause(200); // the worker that published x1 has recorded it and decided whether to look again
+        EngineHarness.pause(200); // the worker that published x1 has recorded it and decided whether to look again
         if (preempted) {
             // ... and the rest of it, once the committing thread runs again.
             namedWakes.numbered(List.of(second.eventId()), news);
@@ -148,7 +145,7 @@ class DeliveryEngineWakeReview4Test {
         engines.start(DeliveryEngine.builder(), store, publisher, listener,
                 EngineHarness.oneWorker(1, Duration.ofMillis(interval)).workers(2));
         await().atMost(SOON).until(() -> fake.claimCalls.get() >= 2);
-        pause(1_000); // idle: worker 1 polls each interval, the peer does not
+        EngineHarness.pause(1_000); // idle: worker 1 polls each interval, the peer does not
 
         long waited;
         if (whileWorkerOnePublishes) {
@@ -161,7 +158,7 @@ class DeliveryEngineWakeReview4Test {
             await().atMost(SOON).until(() -> store.claimsBy("queuebox-worker-2") > peerPolls);
             OutboxEvent second = committed(order("b")); // just after the peer's poll; nothing wakes it
             long committedAt = System.nanoTime();
-            pause(300); // worker 1's batch takes 300 ms more, and returns before the peer's next poll
+            EngineHarness.pause(300); // worker 1's batch takes 300 ms more, and returns before the peer's next poll
             publisher.gate.countDown();
             await().atMost(SOON).until(() -> fake.row(second.eventId()).status == RowStatus.SENT);
             waited = (System.nanoTime() - committedAt) / 1_000_000;
@@ -190,7 +187,7 @@ class DeliveryEngineWakeReview4Test {
         DeliveryEngine engine = engines.start(DeliveryEngine.builder(), store, publisher, listener,
                 EngineHarness.oneWorker(1, EngineHarness.LONG_INTERVAL).workers(4));
         await().atMost(SOON).until(() -> fake.claimCalls.get() >= 4);
-        pause(200);
+        EngineHarness.pause(200);
         java.util.concurrent.atomic.AtomicBoolean failedOnce = new java.util.concurrent.atomic.AtomicBoolean();
         publisher.answer = d -> failedOnce.compareAndSet(false, true)
                 ? io.queuebox.ports.PublishOutcome.retriable(d.eventId(), "nacked once")
@@ -201,7 +198,7 @@ class DeliveryEngineWakeReview4Test {
         engine.wake(WakeReason.EXTERNAL);
 
         await().atMost(SOON).until(() -> fake.row(event.eventId()).status == RowStatus.SENT);
-        pause(300);
+        EngineHarness.pause(300);
         System.out.println("retry: claims by " + store.threads + ", attempted " + publisher.attempted.size());
         assertThat(fake.claimCalls.get() - claims).as("claims: the one that failed, and one when its retry fell due;"
                 + " by %s", store.threads.subList(store.threads.size() - (fake.claimCalls.get() - claims),
@@ -238,10 +235,10 @@ class DeliveryEngineWakeReview4Test {
             engines.start(DeliveryEngine.builder(), stuck, publisher, listener,
                     EngineHarness.oneWorker(1, Duration.ofMillis(interval)).workers(2));
             await().atMost(SOON).until(() -> fake.claimCalls.get() >= 2);
-            pause(500);
+            EngineHarness.pause(500);
             OutboxEvent first = committed(order("a")); // worker 1's poll takes it
             await().atMost(SOON).until(() -> publisher.acked.contains(first.eventId()));
-            pause(50); // worker 1 is in markSent now (hanging or done)
+            EngineHarness.pause(50); // worker 1 is in markSent now (hanging or done)
 
             OutboxEvent second = committed(order("b")); // nothing wakes it
             long committedAt = System.nanoTime();

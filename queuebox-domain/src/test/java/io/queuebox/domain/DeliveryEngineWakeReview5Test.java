@@ -53,9 +53,6 @@ class DeliveryEngineWakeReview5Test {
         engines.stopAll(publisher);
     }
 
-    private static void pause(long millis) {
-        await().pollDelay(Duration.ofMillis(millis)).atMost(Duration.ofMillis(millis + 5_000)).until(() -> true);
-    }
 
     private OutboxEvent committed(AggregateRef aggregate) {
         OutboxEvent event = anEventFor(aggregate);
@@ -97,7 +94,7 @@ class DeliveryEngineWakeReview5Test {
         DeliveryEngine engine = engines.start(DeliveryEngine.builder(), store, publisher, listener,
                 EngineHarness.oneWorker(1, EngineHarness.LONG_INTERVAL).workers(2).retryPolicy(retries));
         await().atMost(SOON).until(() -> fake.claimCalls.get() >= 2);
-        pause(200);
+        EngineHarness.pause(200);
         Set<UUID> failedOnce = ConcurrentHashMap.newKeySet();
         Map<UUID, Instant> sentAt = new ConcurrentHashMap<>();
         publisher.answer = d -> {
@@ -111,7 +108,7 @@ class DeliveryEngineWakeReview5Test {
         OutboxEvent a = committed(order("a"));
         engine.wake(WakeReason.EXTERNAL); // a
         await().atMost(SOON).until(() -> fake.row(a.eventId()).attempts == 1);
-        pause(300);
+        EngineHarness.pause(300);
         OutboxEvent b = committed(order("b"));
         engine.wake(WakeReason.EXTERNAL); // b
         await().atMost(SOON).until(() -> fake.row(b.eventId()).attempts == 1);
@@ -147,7 +144,7 @@ class DeliveryEngineWakeReview5Test {
         DeliveryEngine engine = engines.start(DeliveryEngine.builder(), store, publisher, listener,
                 EngineHarness.oneWorker(1, EngineHarness.LONG_INTERVAL).workers(3).retryPolicy(retries));
         await().atMost(SOON).until(() -> fake.claimCalls.get() >= 3);
-        pause(200);
+        EngineHarness.pause(200);
         OutboxEvent a = committed(order("a"));
         AtomicReference<UUID> slow = new AtomicReference<>();
         AtomicBoolean failedOnce = new AtomicBoolean();
@@ -168,11 +165,11 @@ class DeliveryEngineWakeReview5Test {
             engine.wake(WakeReason.EXTERNAL); // c
             await().atMost(SOON).until(() -> publisher.calls.get() == 2); // c's publish hangs until the test ends
         }
-        pause(100);
+        EngineHarness.pause(100);
         int claims = fake.claimCalls.get();
 
         await().atMost(SOON).until(() -> fake.row(a.eventId()).status == RowStatus.SENT);
-        pause(300);
+        EngineHarness.pause(300);
         int atDeadline = fake.claimCalls.get() - claims;
         System.out.println("slowBatchInFlight=" + slowBatchInFlight + ": claims at a's retry " + atDeadline + ": "
                 + store.claims.subList(store.claims.size() - atDeadline, store.claims.size()));
@@ -198,7 +195,7 @@ class DeliveryEngineWakeReview5Test {
         DeliveryEngine engine = engines.start(DeliveryEngine.builder(), store, publisher, listener,
                 EngineHarness.oneWorker(2, Duration.ofMillis(interval)).workers(2).batchSize(1));
         await().atMost(SOON).until(() -> fake.claimCalls.get() >= 2);
-        pause(500);
+        EngineHarness.pause(500);
         store.stageOneMarkSentHangs = hangs;
         List<OutboxEvent> backlog = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
@@ -210,7 +207,7 @@ class DeliveryEngineWakeReview5Test {
             // Worker 2 may drain a backlog before worker 1 took two batches of it (CI, loaded): add rows until so.
             for (int round = 0; round < 30 && !(store.stageOneHanging.get() && fake.count(RowStatus.PENDING) == 2);
                  round++) {
-                pause(100);
+                EngineHarness.pause(100);
                 if (!(store.stageOneHanging.get() && fake.count(RowStatus.PENDING) == 2)
                         && fake.count(RowStatus.PENDING) < 2) {
                     for (int i = 0; i < 4; i++) {
@@ -223,7 +220,7 @@ class DeliveryEngineWakeReview5Test {
         } else {
             await().atMost(SOON).until(() -> fake.count(RowStatus.PENDING) == 0);
         }
-        pause(100);
+        EngineHarness.pause(100);
 
         OutboxEvent z = committed(order("z")); // nothing wakes it
         long committedAt = System.nanoTime();
@@ -252,7 +249,7 @@ class DeliveryEngineWakeReview5Test {
         DeliveryEngine engine = engines.start(DeliveryEngine.builder(), store, publisher, listener,
                 EngineHarness.oneWorker(1, EngineHarness.LONG_INTERVAL).workers(2).batchSize(10_000));
         await().atMost(SOON).until(() -> fake.claimCalls.get() >= 2);
-        pause(200);
+        EngineHarness.pause(200);
         AggregateRef x = order("x");
         OutboxEvent first = committed(x);
         publisher.answer = d -> {
@@ -301,12 +298,12 @@ class DeliveryEngineWakeReview5Test {
         engines.start(DeliveryEngine.builder(), store, publisher, listener,
                 EngineHarness.oneWorker(1, Duration.ofMillis(interval)).workers(2));
         await().atMost(SOON).until(() -> fake.claimCalls.get() >= 2);
-        pause(1_000); // idle: worker 1 polls each interval, the peer does not
+        EngineHarness.pause(1_000); // idle: worker 1 polls each interval, the peer does not
         store.workerOneMarkSentHangs = hangs;
         OutboxEvent a = committed(order("a")); // worker 1's poll takes it
         publisher.answer = d -> {
             if (d.eventId().equals(a.eventId())) {
-                pause(350);
+                EngineHarness.pause(350);
             }
             return PublishOutcome.acked(d.eventId());
         };
@@ -341,7 +338,7 @@ class DeliveryEngineWakeReview5Test {
         engines.start(DeliveryEngine.builder(), store, publisher, listener,
                 EngineHarness.oneWorker(1, Duration.ofMillis(interval)).workers(workers));
         await().atMost(SOON).until(() -> fake.claimCalls.get() >= workers);
-        pause(1_000); // idle: worker 1 polls each interval, the peers do not
+        EngineHarness.pause(1_000); // idle: worker 1 polls each interval, the peers do not
         OutboxEvent slow = committed(order("slow")); // worker 1's poll takes it
         publisher.answer = d -> {
             if (d.eventId().equals(slow.eventId())) {
@@ -351,7 +348,7 @@ class DeliveryEngineWakeReview5Test {
         };
         await().atMost(SOON).until(() -> publisher.calls.get() == 1);
         int before = store.claims.size();
-        pause(6 * interval);
+        EngineHarness.pause(6 * interval);
         List<String> during = List.copyOf(store.claims.subList(before, store.claims.size()));
         System.out.println("workers=" + workers + ": claims in " + 6 * interval + " ms with one batch in flight: "
                 + during.size() + " " + during);

@@ -31,9 +31,6 @@ class DeliveryEngineWakeReview6Test {
         engines.stopAll(publisher);
     }
 
-    private static void pause(long millis) {
-        await().pollDelay(Duration.ofMillis(millis)).atMost(Duration.ofMillis(millis + 5_000)).until(() -> true);
-    }
 
     /** Claims that fail after {@code failAfterMillis} (a database timing out) while {@code outage} is set. */
     private static final class Failing extends ForwardingOutboxStore {
@@ -80,9 +77,9 @@ class DeliveryEngineWakeReview6Test {
         engines.start(DeliveryEngine.builder(), store, publisher, listener,
                 EngineHarness.oneWorker(depth, interval).workers(3));
         await().atMost(EngineHarness.SOON).until(() -> fake.claimCalls.get() >= 3);
-        pause(400);
+        EngineHarness.pause(400);
         store.outage.set(true);
-        pause(3_000);
+        EngineHarness.pause(3_000);
         int failed = store.failedClaims.get();
         // Worker 1 alone: one claim per 300 ms pause plus 60 ms failing: about 8 in 3 s; allow 12.
         assertThat(failed).as("failed claims in 3 s of outage, error pause 300 ms, claims failing after 60 ms, 3 workers")
@@ -139,20 +136,20 @@ class DeliveryEngineWakeReview6Test {
         DeliveryEngine engine = engines.start(DeliveryEngine.builder().clock(clock), store, publisher, listener,
                 EngineHarness.oneWorker(1, Duration.ofMillis(300)).workers(2));
         await().atMost(EngineHarness.SOON).until(() -> fake.claimCalls.get() >= 2);
-        pause(400);
+        EngineHarness.pause(400);
         hangWorkerOne.set(true);
         engine.wake(io.queuebox.ports.WakeReason.EXTERNAL); // both claim: worker 1 hangs
         if (peer.equals("busy")) {
             publisher.gate = new java.util.concurrent.CountDownLatch(1);
             io.queuebox.ports.OutboxEvent a = Fixtures.anEventFor(Fixtures.order("a"));
             fake.add(a);
-            pause(50);
+            EngineHarness.pause(50);
             engine.wake(io.queuebox.ports.WakeReason.EXTERNAL);
         }
-        pause(300);
+        EngineHarness.pause(300);
         int before = clock.watchReads.get();
         int claimsBefore = fake.claimCalls.get();
-        pause(2_000);
+        EngineHarness.pause(2_000);
         int looks = clock.watchReads.get() - before;
         int claims = fake.claimCalls.get() - claimsBefore;
         hang.countDown();
@@ -166,9 +163,9 @@ class DeliveryEngineWakeReview6Test {
         DeliveryEngine engine = engines.remember(DeliveryEngine.builder().store(fake).publisher(publisher)
                 .listener(listener).settings(EngineHarness.oneWorker(depth, Duration.ofMillis(300)).workers(3).build())
                 .build());
-        pause(600);
+        EngineHarness.pause(600);
         engine.start();
-        pause(150);
+        EngineHarness.pause(150);
         assertThat(fake.claimCalls.get()).as("claims in the first 150 ms, 3 workers").isLessThanOrEqualTo(3);
     }
 
@@ -215,7 +212,7 @@ class DeliveryEngineWakeReview6Test {
         engines.start(DeliveryEngine.builder(), store, publisher, listener,
                 EngineHarness.oneWorker(depth, Duration.ofMillis(interval)).workers(2));
         await().atMost(EngineHarness.SOON).until(() -> fake.claimCalls.get() >= 2); // each worker's start claim
-        pause(300);
+        EngineHarness.pause(300);
         assertThat(claimedAt).isEmpty();
         // Worker 1's next claim is the one at r's deadline (nothing else claims before it): it hangs.
         hangWorkerOne.set(true);

@@ -18,6 +18,12 @@ final class EngineHarness {
 
     private final List<DeliveryEngine> engines = new ArrayList<>();
 
+    /** Lets {@code millis} pass (awaitility's way, so a test reads as the others). */
+    static void pause(long millis) {
+        org.awaitility.Awaitility.await().pollDelay(Duration.ofMillis(millis)).atMost(Duration.ofMillis(millis + 5_000))
+                .until(() -> true);
+    }
+
     /** One worker at {@code depth}: the tests count the claims of one claimer. */
     static DeliverySettings.Builder oneWorker(int depth, Duration wakeInterval) {
         return DeliverySettings.builder().workers(1).pipelineDepth(depth).wakeInterval(wakeInterval)
