@@ -148,10 +148,10 @@ final class Children {
                 // Delivered from before the INSERT to the RESULT (after the wait for late duplicates); the rest from
                 // the commit to the last row consumed.
                 perProcess.add(longOf(results.get(i), "delivered") - longOf(before.get(i), "delivered"));
-                claimsPerProcess.add(longOf(atEnd.get(i), "claims") - longOf(afterCommit.get(i), "claims"));
-                emptyClaimsPerProcess.add(longOf(atEnd.get(i), "emptyClaims") - longOf(afterCommit.get(i), "emptyClaims"));
-                claimMillisPerProcess.add(longOf(atEnd.get(i), "claimMillis") - longOf(afterCommit.get(i), "claimMillis"));
-                publishMillisPerProcess.add(longOf(atEnd.get(i), "publishMillis") - longOf(afterCommit.get(i), "publishMillis"));
+                claimsPerProcess.add(since(afterCommit.get(i), atEnd.get(i), "claims"));
+                emptyClaimsPerProcess.add(since(afterCommit.get(i), atEnd.get(i), "emptyClaims"));
+                claimMillisPerProcess.add(since(afterCommit.get(i), atEnd.get(i), "claimMillis"));
+                publishMillisPerProcess.add(since(afterCommit.get(i), atEnd.get(i), "publishMillis"));
                 cpuMillisPerProcess.add(atEnd.get(i).containsKey("cpuMillis")
                         ? longOf(atEnd.get(i), "cpuMillis") - longOf(afterCommit.get(i), "cpuMillis") : null);
                 failures += longOf(results.get(i), "failures");
@@ -242,6 +242,11 @@ final class Children {
 
     private static long longOf(Map<String, Object> map, String key) {
         return ((Number) map.get(key)).longValue();
+    }
+
+    /** How much the counter {@code key} grew from one mark to a later one. */
+    private static long since(Map<String, Object> from, Map<String, Object> to, String key) {
+        return longOf(to, key) - longOf(from, key);
     }
 
     /** One child JVM. */

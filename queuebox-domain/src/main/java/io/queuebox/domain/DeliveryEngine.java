@@ -690,11 +690,6 @@ public final class DeliveryEngine implements AutoCloseable {
         renewerSignal.wake(WakeReason.DEADLINE);
     }
 
-    /** The batch's publish returned: the renewer stops renewing it. */
-    private void endFlight(LeaseToken lease) {
-        inFlight.remove(lease);
-    }
-
     /**
      * Publishes a claimed batch and records its outcome: FAILED, or FULL / PARTIAL by the batch's size. Runs
      * on the worker (depth 1) or on its publish stage; the batch stays in {@code inFlight}, its lease renewed,
@@ -715,7 +710,7 @@ public final class DeliveryEngine implements AutoCloseable {
             outcomes = batch.deliveries().stream()
                     .map(d -> PublishOutcome.retriable(d.eventId(), reason)).toList();
         } finally {
-            endFlight(batch.lease());
+            inFlight.remove(batch.lease());
         }
         if (!failed) {
             listener.onPublished(outcomes == null ? List.of() : outcomes.stream().filter(Objects::nonNull).toList(),
@@ -1050,7 +1045,7 @@ public final class DeliveryEngine implements AutoCloseable {
         } catch (Throwable e) {
             // An Error from an adapter while recording: the rows not written stay leased until the lease runs
             // out; look again then. The stage carries on with the next batch.
-            endFlight(handed.batch().lease());
+            inFlight.remove(handed.batch().lease());
             failing("publish-stage", e);
             deadlines.leaseExpiresAt(handed.flight().leaseExpiry());
             deadlinesChanged();

@@ -75,15 +75,9 @@ final class NamedWakes {
 
     /**
      * A wake-up names {@code eventId}: answers whether to wake the engine now. When it answers false and
-     * holds the row, the caller makes sure {@link #expireHeld} runs once the hold limit has passed.
-     */
-    synchronized boolean arrived(UUID eventId, WakeReason reason) {
-        return arrived(eventId, reason, true);
-    }
-
-    /**
-     * {@link #arrived(UUID, WakeReason)}, holding the row for a claim under way only when {@code mayHold}: a row
-     * named right after its commit cannot be in a claim that was under way then.
+     * holds the row, the caller makes sure {@link #expireHeld} runs once the hold limit has passed. The row is
+     * held for a claim under way only when {@code mayHold}: a row named right after its commit cannot be in a
+     * claim that was under way then.
      */
     synchronized boolean arrived(UUID eventId, WakeReason reason, boolean mayHold) {
         if (recent == null) {

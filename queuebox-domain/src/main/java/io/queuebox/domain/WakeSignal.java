@@ -65,14 +65,11 @@ final class WakeSignal {
         lock.lock();
         try {
             if (!shutdown) {
-                ticket = true;
-                ticketReason = reason;
                 news++;
                 if (!named) {
                     unnamedNews++;
                 }
-                // All waiters look (one of them may be pausing after an error and ignore it); one takes it.
-                changed.signalAll();
+                offerTicket(reason);
             }
             return news;
         } finally {
@@ -89,13 +86,19 @@ final class WakeSignal {
         lock.lock();
         try {
             if (!shutdown) {
-                ticket = true;
-                ticketReason = reason;
-                changed.signalAll();
+                offerTicket(reason);
             }
         } finally {
             lock.unlock();
         }
+    }
+
+    /** Under the lock: the first waiter to look takes the ticket. */
+    private void offerTicket(WakeReason reason) {
+        ticket = true;
+        ticketReason = reason;
+        // All waiters look (one of them may be pausing after an error and ignore it); one takes it.
+        changed.signalAll();
     }
 
     /** The news counts, read together. */
@@ -108,22 +111,12 @@ final class WakeSignal {
         }
     }
 
-    /** How many {@link #wakeOne} calls there were, and how many of them named no row. */
-    record News(long all, long unnamed) {
-    }
-
     /**
-     * How many {@link #wakeOne} calls there were so far. A busy worker compares it before and after its
-     * batch: news that arrived meanwhile may be about a row its own batch held back (a later event of an
-     * aggregate it was publishing), which the idle worker that took the ticket could not claim.
+     * How many {@link #wakeOne} calls there were, and how many of them named no row. A busy worker compares them
+     * before and after its batch: news that arrived meanwhile may be about a row its own batch held back (a later
+     * event of an aggregate it was publishing), which the idle worker that took the ticket could not claim.
      */
-    long news() {
-        lock.lock();
-        try {
-            return news;
-        } finally {
-            lock.unlock();
-        }
+    record News(long all, long unnamed) {
     }
 
     /** The reason of the latest {@link #wakeOne}. */

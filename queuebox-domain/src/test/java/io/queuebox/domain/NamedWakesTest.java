@@ -32,13 +32,13 @@ class NamedWakesTest {
 
     /** A source that names rows is at work from here on: claims are remembered. */
     private void namingStarted() {
-        wakes.arrived(c, WakeReason.CAPTURE);
+        wakes.arrived(c, WakeReason.CAPTURE, true);
         wakes.numbered(List.of(c), 0);
     }
 
     @Test
     void withNoClaimUnderWayAnUnclaimedRowWakesAtOnce() {
-        assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isTrue();
+        assertThat(wakes.arrived(a, WakeReason.CAPTURE, true)).isTrue();
     }
 
     @Test
@@ -46,20 +46,20 @@ class NamedWakesTest {
         namingStarted();
         wakes.claimEnded(wakes.claimStarted(), rows(a));
 
-        assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isFalse();
+        assertThat(wakes.arrived(a, WakeReason.CAPTURE, true)).isFalse();
     }
 
     @Test
     void claimsAreNotRememberedBeforeAnyWakeUpNamedARow() {
         wakes.claimEnded(wakes.claimStarted(), rows(a));
 
-        assertThat(wakes.arrived(a, WakeReason.CAPTURE)).as("polling and notify pay nothing per claimed row").isTrue();
+        assertThat(wakes.arrived(a, WakeReason.CAPTURE, true)).as("polling and notify pay nothing per claimed row").isTrue();
     }
 
     @Test
     void aRowNamedDuringAClaimThatTookItWakesNothingWhenTheClaimEnds() {
         long claim = wakes.claimStarted();
-        assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isFalse();
+        assertThat(wakes.arrived(a, WakeReason.CAPTURE, true)).isFalse();
         assertThat(wakes.holding()).isTrue();
 
         assertThat(wakes.claimEnded(claim, rows(a))).isNull();
@@ -69,7 +69,7 @@ class NamedWakesTest {
     @Test
     void aRowNamedDuringAClaimIsSettledByTheFirstClaimThatStartedAfterIt() {
         long first = wakes.claimStarted();
-        assertThat(wakes.arrived(b, WakeReason.CAPTURE)).isFalse();
+        assertThat(wakes.arrived(b, WakeReason.CAPTURE, true)).isFalse();
         long second = wakes.claimStarted();
 
         assertThat(wakes.claimEnded(second, rows())).as("it looked after the news and did not find the row")
@@ -82,7 +82,7 @@ class NamedWakesTest {
     void aRowNamedDuringTwoClaimsWaitsForTheLastOfThemWhenNeitherStartedAfterIt() {
         long first = wakes.claimStarted();
         long second = wakes.claimStarted();
-        assertThat(wakes.arrived(b, WakeReason.CAPTURE)).isFalse();
+        assertThat(wakes.arrived(b, WakeReason.CAPTURE, true)).isFalse();
 
         assertThat(wakes.claimEnded(first, rows(a))).as("another claim is still under way").isNull();
         assertThat(wakes.claimEnded(second, rows())).isEqualTo(WakeReason.CAPTURE);
@@ -93,7 +93,7 @@ class NamedWakesTest {
         wakes.claimStarted();
         LockSupport.parkNanos(NamedWakes.HOLD_LIMIT.plusMillis(5).toNanos());
 
-        assertThat(wakes.arrived(a, WakeReason.CAPTURE)).as("a hung claim must not keep the row from idle workers")
+        assertThat(wakes.arrived(a, WakeReason.CAPTURE, true)).as("a hung claim must not keep the row from idle workers")
                 .isTrue();
     }
 
@@ -101,8 +101,8 @@ class NamedWakesTest {
     void rowsHeldPastTheHoldLimitBecomeOneWakeUp() {
         assertThat(wakes.untilHeldExpire()).isEmpty();
         wakes.claimStarted();
-        wakes.arrived(a, WakeReason.CAPTURE);
-        wakes.arrived(b, WakeReason.CAPTURE);
+        wakes.arrived(a, WakeReason.CAPTURE, true);
+        wakes.arrived(b, WakeReason.CAPTURE, true);
 
         assertThat(wakes.untilHeldExpire()).hasValueSatisfying(left ->
                 assertThat(left).isLessThanOrEqualTo(NamedWakes.HOLD_LIMIT));
@@ -116,7 +116,7 @@ class NamedWakesTest {
     @Test
     void aRowHeldDuringItsOwnClaimIsMarkedSoThatItsReleaseWakes() {
         long claim = wakes.claimStarted();
-        assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isFalse();
+        assertThat(wakes.arrived(a, WakeReason.CAPTURE, true)).isFalse();
         assertThat(wakes.claimEnded(claim, rows(a))).isNull();
 
         assertThat(wakes.released(List.of(a))).isEqualTo(WakeReason.CAPTURE);
@@ -129,14 +129,14 @@ class NamedWakesTest {
 
         assertThat(wakes.released(List.of(a))).as("no wake-up about it was skipped").isNull();
 
-        assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isTrue();
+        assertThat(wakes.arrived(a, WakeReason.CAPTURE, true)).isTrue();
     }
 
     @Test
     void releasingARowWhoseWakeUpWasSkippedAnswersThatWakeUp() {
         namingStarted();
         wakes.claimEnded(wakes.claimStarted(), rows(a, b));
-        assertThat(wakes.arrived(a, WakeReason.CAPTURE)).isFalse();
+        assertThat(wakes.arrived(a, WakeReason.CAPTURE, true)).isFalse();
 
         assertThat(wakes.released(List.of(b))).isNull();
         assertThat(wakes.released(List.of(a))).isEqualTo(WakeReason.CAPTURE);
