@@ -14,6 +14,7 @@ import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
@@ -175,6 +176,7 @@ public final class BenchCommand implements Callable<Integer> {
             settings.forEach((k, v) -> out.println("  settings." + k + ": " + v));
             double idleCpu = Cpu.measureIdle(Duration.ofSeconds(smoke ? 1 : 3));
             machine.put("jvmIdleCpuMsPerSecond", idleCpu);
+            machine.put("machineIdleCpuMsPerSecond", Cpu.machineIdleMillisPerSecond());
             out.println("  machine.jvmIdleCpuMsPerSecond: " + idleCpu + " (the bench JVM with its brokers' clients" + (brokers.hasKafka() ? " and the in-process Kafka broker" : "") + ", nothing running)");
             Map<String, String> postgres = db.postgresSettings();
             results.put("postgresSettings", postgres);
@@ -201,10 +203,10 @@ public final class BenchCommand implements Callable<Integer> {
             if (runs("drain") || runs("matrix")) {
                 out.println("Drain (relay ÷ pure-SQL floor of the same loops, batch and rows; and ÷ min(floor, broker ceiling))");
                 List<Map<String, Object>> drains = new ArrayList<>();
-                Map<String, Map<String, Double>> ceilings = new LinkedHashMap<>();
+                Map<String, Map<String, Object>> ceilings = new LinkedHashMap<>();
                 if (runs("matrix") && !smoke) {
-                    Map<String, Double> brokerCeilings = brokerCeilings(drain, brokerNames, matrixRows);
-                    ceilings.put(Integer.toString(matrixRows), brokerCeilings);
+                    Map<String, Run> brokerCeilings = brokerCeilings(drain, brokerNames, matrixRows);
+                    ceilings.put(Integer.toString(matrixRows), rates(brokerCeilings));
                     for (boolean ordered : new boolean[] {false, true}) {
                         for (int workers : new int[] {1, 2, 4}) {
                             for (int batch : new int[] {100, 500, 1000}) {
@@ -214,8 +216,8 @@ public final class BenchCommand implements Callable<Integer> {
                     }
                 }
                 if (runs("drain")) {
-                    Map<String, Double> brokerCeilings = brokerCeilings(drain, brokerNames, rows);
-                    ceilings.put(Integer.toString(rows), brokerCeilings);
+                    Map<String, Run> brokerCeilings = brokerCeilings(drain, brokerNames, rows);
+                    ceilings.put(Integer.toString(rows), rates(brokerCeilings));
                     int batch = smoke ? 100 : 500;
                     for (boolean ordered : smoke ? new boolean[] {true} : new boolean[] {false, true}) {
                         drain.cell(drains, brokerNames, brokerCeilings, ordered, 2, batch, rows, aggregates, "headline", false);
@@ -327,14 +329,25 @@ public final class BenchCommand implements Callable<Integer> {
         return only == null || only.contains(workload);
     }
 
-    private Map<String, Double> brokerCeilings(Drain drain, List<String> brokerNames, int n) throws Exception {
-        Map<String, Double> ceilings = new LinkedHashMap<>();
+    private Map<String, Run> brokerCeilings(Drain drain, List<String> brokerNames, int n) throws Exception {
+        Map<String, Run> ceilings = new LinkedHashMap<>();
         for (String broker : brokerNames) {
-            double rate = drain.brokerCeiling(broker, n, aggregates);
-            ceilings.put(broker, (double) Math.round(rate));
-            out.printf("  broker ceiling %-8s %7d rows: %8.0f/s%n", broker, n, rate);
+            Run run = drain.brokerCeiling(broker, n, aggregates);
+            ceilings.put(broker, run);
+            out.printf(Locale.ROOT, "  broker ceiling %-8s %7d rows: %8.0f/s  machine cpu %s ms/1000 above idle%n", broker, n,
+                    run.rowsPerSecond(), run.machineCpuAboveIdleMsPerThousand());
         }
         return ceilings;
+    }
+
+    /** The ceilings as the results record them: each broker's rate, and the machine's CPU per 1,000 rows. */
+    private static Map<String, Object> rates(Map<String, Run> ceilings) {
+        Map<String, Object> rates = new LinkedHashMap<>();
+        ceilings.forEach((broker, run) -> {
+            rates.put(broker, (double) Math.round(run.rowsPerSecond()));
+            rates.put(broker + "MachineCpuAboveIdleMsPer1000", run.machineCpuAboveIdleMsPerThousand());
+        });
+        return rates;
     }
 
     private Map<String, Object> machine(BenchDatabase db, Brokers brokers) throws Exception {

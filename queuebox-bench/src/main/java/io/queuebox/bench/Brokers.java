@@ -242,7 +242,7 @@ final class Brokers implements AutoCloseable {
     }
 
     /** The broker alone: the same messages, idempotent with acks=all, pipelined as far as the producer goes. */
-    double kafkaCeiling(int rows, int aggregates) throws Exception {
+    Run kafkaCeiling(int rows, int aggregates) throws Exception {
         Properties props = new Properties();
         KafkaSettings.PRODUCER_DEFAULTS.forEach(props::put);
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafkaBootstrap);
@@ -252,6 +252,7 @@ final class Brokers implements AutoCloseable {
             producer.partitionsFor(TOPIC);
             Semaphore done = new Semaphore(0);
             AtomicReference<Exception> failure = new AtomicReference<>();
+            Cpu cpu = Cpu.start();
             long start = System.nanoTime();
             for (int i = 1; i <= rows; i++) {
                 RecordHeaders headers = new RecordHeaders();
@@ -272,7 +273,7 @@ final class Brokers implements AutoCloseable {
             if (!done.tryAcquire(rows, 10, TimeUnit.MINUTES) || failure.get() != null) {
                 throw new IllegalStateException("Kafka ceiling run failed", failure.get());
             }
-            return rows / seconds(start);
+            return Run.of(rows, seconds(start), cpu, null);
         }
     }
 
@@ -280,11 +281,12 @@ final class Brokers implements AutoCloseable {
      * The broker alone: the same messages, persistent, mandatory, with publisher confirms, on as many channels as
      * the relay's RabbitMQ publisher uses by default (4), each streaming with a window of 1,000 unconfirmed.
      */
-    double rabbitCeiling(int rows, int aggregates) throws Exception {
+    Run rabbitCeiling(int rows, int aggregates) throws Exception {
         purgeQueue();
         int channels = 4;
         List<Thread> threads = new ArrayList<>();
         AtomicReference<Exception> failure = new AtomicReference<>();
+        Cpu cpu = Cpu.start();
         long start = System.nanoTime();
         for (int c = 0; c < channels; c++) {
             int first = c;
@@ -301,12 +303,12 @@ final class Brokers implements AutoCloseable {
         for (Thread thread : threads) {
             thread.join();
         }
-        double rate = rows / seconds(start);
+        Run run = Run.of(rows, seconds(start), cpu, null);
         if (failure.get() != null) {
             throw new IllegalStateException("RabbitMQ ceiling run failed", failure.get());
         }
         purgeQueue();
-        return rate;
+        return run;
     }
 
     private void publishConfirmed(int first, int stride, int rows, int aggregates) throws Exception {

@@ -98,11 +98,11 @@ final class Children {
                 children.add(Child.start(db, brokers, "rabbitmq", 2, 500, true, 0, List.of("-Xmx256m")));
             }
             long go = System.nanoTime();
-            long[] machineAtGo = machineJiffies();
+            long[] machineAtGo = MachineCpu.jiffies();
             children.forEach(Child::go);
             awaitCount(progress, warmupDistinct, warmupRows);
             double coldSeconds = Brokers.seconds(go);
-            Double coldMachineBusy = busyPercent(machineAtGo, machineJiffies());
+            Double coldMachineBusy = MachineCpu.busyPercent(machineAtGo, MachineCpu.jiffies());
             if (warmupDistinct.get() < warmupRows) {
                 throw new IllegalStateException("scale-out warm-up: only " + warmupDistinct.get() + " of " + warmupRows + " consumed");
             }
@@ -116,7 +116,7 @@ final class Children {
             }
             // Whatever the consumer sees first from now on is a row of the measured phase.
             measuring.set(true);
-            long[] machineBefore = machineJiffies();
+            long[] machineBefore = MachineCpu.jiffies();
             db.insert(rows, aggregates);
             long committed = System.nanoTime();
             // Claims from right after the commit, so the idle polls while the INSERT ran are not counted. A MARK
@@ -127,7 +127,7 @@ final class Children {
             db.analyze(); // as fill does; it runs while the relays drain, so its cost is inside the measured time
             awaitCount(progress, distinct, rows);
             double seconds = Brokers.seconds(committed);
-            Double machineBusy = busyPercent(machineBefore, machineJiffies());
+            Double machineBusy = MachineCpu.busyPercent(machineBefore, MachineCpu.jiffies());
             List<Map<String, Object>> atEnd = marks(children);
             Thread.sleep(500); // late duplicates, if any, arrive now
             List<Map<String, Object>> results = new ArrayList<>();
@@ -215,29 +215,6 @@ final class Children {
                 progress.wait(100);
             }
         }
-    }
-
-    /** Busy and total jiffies of all cores from /proc/stat; null off Linux. */
-    private static long[] machineJiffies() {
-        try {
-            String[] cpu = Files.readAllLines(Path.of("/proc/stat")).get(0).trim().split("\\s+");
-            long total = 0;
-            for (int i = 1; i < cpu.length; i++) {
-                total += Long.parseLong(cpu[i]);
-            }
-            long idle = Long.parseLong(cpu[4]) + Long.parseLong(cpu[5]); // idle + iowait
-            return new long[] {total - idle, total};
-        } catch (Exception e) {
-            return null;
-        }
-    }
-
-    /** The share of all cores busy between two {@link #machineJiffies()} readings, whoever used them. */
-    private static Double busyPercent(long[] from, long[] to) {
-        if (from == null || to == null || to[1] == from[1]) {
-            return null;
-        }
-        return Latency.round(100.0 * (to[0] - from[0]) / (to[1] - from[1]), 1);
     }
 
     private static long longOf(Map<String, Object> map, String key) {

@@ -109,7 +109,7 @@ final class Drain {
                     out.println("      " + shortfall);
                 }
             }
-            return new Run(measured.rowsPerSecond(), measured.cpuMsPerThousand(), measured.cpuAboveIdleMsPerThousand(), stats);
+            return measured.withDetail(stats);
         } finally {
             if (publisher != Relay.NO_OP) {
                 publisher.close();
@@ -125,7 +125,7 @@ final class Drain {
         return List.copyOf(shortfalls);
     }
 
-    double brokerCeiling(String broker, int rows, int aggregates) throws Exception {
+    Run brokerCeiling(String broker, int rows, int aggregates) throws Exception {
         return broker.equals("kafka") ? brokers.kafkaCeiling(rows, aggregates) : brokers.rabbitCeiling(rows, aggregates);
     }
 
@@ -134,7 +134,7 @@ final class Drain {
      * by UPDATE, or by DELETE for a {@code deleteOnSend} relay), the relay with a no-op publisher, then the relay
      * to each broker. The broker ceilings are passed in (measured once per broker and row count).
      */
-    void cell(List<Map<String, Object>> results, List<String> brokerNames, Map<String, Double> brokerCeilings,
+    void cell(List<Map<String, Object>> results, List<String> brokerNames, Map<String, Run> brokerCeilings,
               boolean ordered, int workers, int batch, int rows, int aggregates, String tier, boolean deleteOnSend)
             throws Exception {
         Floor.Marking marking = deleteOnSend ? Floor.Marking.DELETE : Floor.Marking.UPDATE;
@@ -142,7 +142,9 @@ final class Drain {
         Run noOp = relay("none", ordered, workers, batch, rows, aggregates, deleteOnSend);
         for (String broker : brokerNames) {
             Run run = relay(broker, ordered, workers, batch, rows, aggregates, deleteOnSend);
-            double ceiling = Math.min(sql.rowsPerSecond(), brokerCeilings.get(broker));
+            Run brokerAlone = brokerCeilings.get(broker);
+            double ceiling = Math.min(sql.rowsPerSecond(), brokerAlone.rowsPerSecond());
+            CoRunBound bound = CoRunBound.of(sql, brokerAlone);
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("tier", tier);
             row.put("broker", broker);
@@ -159,16 +161,25 @@ final class Drain {
             row.put("sqlFloorRowsPerSecond", Math.round(sql.rowsPerSecond()));
             row.put("sqlFloorCpuMsPer1000", sql.cpuMsPerThousand());
             row.put("sqlFloorCpuAboveIdleMsPer1000", sql.cpuAboveIdleMsPerThousand());
-            row.put("brokerCeilingRowsPerSecond", Math.round(brokerCeilings.get(broker)));
+            row.put("sqlFloorMachineCpuAboveIdleMsPer1000", sql.machineCpuAboveIdleMsPerThousand());
+            row.put("brokerCeilingRowsPerSecond", Math.round(brokerAlone.rowsPerSecond()));
+            row.put("brokerCeilingMachineCpuAboveIdleMsPer1000", brokerAlone.machineCpuAboveIdleMsPerThousand());
+            row.put("relayMachineCpuAboveIdleMsPer1000", run.machineCpuAboveIdleMsPerThousand());
+            row.put("coRunBoundRowsPerSecond", bound == null ? null : Math.round(bound.rowsPerSecond()));
             row.put("ratioToFloor", Stats.ratio(run.rowsPerSecond(), sql.rowsPerSecond()));
             row.put("ratio", Stats.ratio(run.rowsPerSecond(), ceiling));
+            row.put("ratioToCoRunBound", bound == null ? null : Stats.ratio(run.rowsPerSecond(), bound.rowsPerSecond()));
             row.put("relayStats", run.detail());
             results.add(row);
             out.printf(Locale.ROOT, "  drain %-8s ordering=%-13s%s workers=%d batch=%4d rows=%7d: relay %8.0f/s (no-op %8.0f/s)"
-                            + "  floor(%s) %8.0f/s  broker %8.0f/s  ÷floor %5.1f %%  ÷min %5.1f %%  cpu %s ms/1000 (%s above idle)%n",
+                            + "  floor(%s) %8.0f/s  broker %8.0f/s  co-run bound %s/s  ÷floor %5.1f %%  ÷min %5.1f %%  ÷bound %s"
+                            + "  cpu %s ms/1000 (%s above idle), machine %s (floor %s, broker %s)%n",
                     broker, row.get("ordering"), deleteOnSend ? " deleteOnSend" : "", workers, batch, rows, run.rowsPerSecond(),
-                    noOp.rowsPerSecond(), marking, sql.rowsPerSecond(), brokerCeilings.get(broker),
-                    run.rowsPerSecond() / sql.rowsPerSecond() * 100, run.rowsPerSecond() / ceiling * 100, run.cpuMsPerThousand(), run.cpuAboveIdleMsPerThousand());
+                    noOp.rowsPerSecond(), marking, sql.rowsPerSecond(), brokerAlone.rowsPerSecond(), row.get("coRunBoundRowsPerSecond"),
+                    run.rowsPerSecond() / sql.rowsPerSecond() * 100, run.rowsPerSecond() / ceiling * 100,
+                    bound == null ? "–" : String.format(Locale.ROOT, "%5.1f %%", run.rowsPerSecond() / bound.rowsPerSecond() * 100),
+                    run.cpuMsPerThousand(), run.cpuAboveIdleMsPerThousand(), run.machineCpuAboveIdleMsPerThousand(),
+                    sql.machineCpuAboveIdleMsPerThousand(), brokerAlone.machineCpuAboveIdleMsPerThousand());
             out.println("      " + run.detail());
         }
     }

@@ -22,7 +22,16 @@ import java.util.concurrent.Callable;
  */
 final class Peers {
 
-    private record Contestant(String group, String name, Floor.Marking reference, Callable<Run> run) {
+    /** {@code broker}: the broker a QueueBox row publishes to, whose run alone bounds it with the floor; or null. */
+    private record Contestant(String group, String name, Floor.Marking reference, String broker, Callable<Run> run) {
+
+        Contestant(String group, String name, Floor.Marking reference, Callable<Run> run) {
+            this(group, name, reference, brokerNamed(name), run);
+        }
+
+        private static String brokerNamed(String name) {
+            return !name.startsWith("QueueBox → ") ? null : name.substring("QueueBox → ".length()).split(",")[0];
+        }
     }
 
     private final Drain drain;
@@ -51,6 +60,13 @@ final class Peers {
                     () -> floor.run(Floor.Marking.UPDATE, loops, batch, rows, aggregates)));
             contestants.add(new Contestant(group, FLOOR_DELETE, null,
                     () -> floor.run(Floor.Marking.DELETE, loops, batch, rows, aggregates)));
+            // The broker alone, for the co-run bound of the rows that publish to it (see CoRunBound).
+            contestants.add(new Contestant(group, alone(broker), null, null,
+                    () -> drain.brokerCeiling(broker, rows, aggregates)));
+            if (loops == 2 && !broker.equals("rabbitmq") && rabbitMq) {
+                contestants.add(new Contestant(group, alone("rabbitmq"), null, null,
+                        () -> drain.brokerCeiling("rabbitmq", rows, aggregates)));
+            }
             contestants.add(new Contestant(group, "QueueBox, no-op publisher", Floor.Marking.UPDATE,
                     () -> drain.relay("none", false, loops, batch, rows, aggregates, false)));
             contestants.add(new Contestant(group, "QueueBox → " + broker, Floor.Marking.UPDATE,
@@ -110,11 +126,19 @@ final class Peers {
             row.put("medianRowsPerSecond", median == null ? null : Math.round(median));
             row.put("medianCpuMsPer1000", Stats.median(mine.stream().map(Run::cpuMsPerThousand).toList()));
             row.put("medianCpuAboveIdleMsPer1000", Stats.median(mine.stream().map(Run::cpuAboveIdleMsPerThousand).toList()));
+            row.put("medianMachineCpuAboveIdleMsPer1000",
+                    Stats.median(mine.stream().map(Run::machineCpuAboveIdleMsPerThousand).toList()));
             if (c.reference() != null) {
                 String reference = c.reference() == Floor.Marking.UPDATE ? FLOOR_UPDATE : FLOOR_DELETE;
                 List<Run> floorRuns = runs.get(key(c.group(), reference));
                 row.put("ratioTo", reference);
                 row.put("ratio", Stats.ratio(median, Stats.median(floorRuns.stream().map(Run::rowsPerSecond).toList())));
+                List<Run> aloneRuns = c.broker() == null ? null : runs.get(key(c.group(), alone(c.broker())));
+                CoRunBound bound = aloneRuns == null ? null : CoRunBound.of(medianRun(floorRuns), medianRun(aloneRuns));
+                if (bound != null) {
+                    row.put("coRunBoundRowsPerSecond", Math.round(bound.rowsPerSecond()));
+                    row.put("ratioToCoRunBound", Stats.ratio(median, bound.rowsPerSecond()));
+                }
             }
             row.put("reps", mine.stream().map(Run::toMap).toList());
             table.add(row);
@@ -123,8 +147,10 @@ final class Peers {
         for (Map<String, Object> row : table) {
             out.printf(Locale.ROOT, "    %-32s %-52s %8s rows/s  cpu %6s ms/1000 (%6s above idle)%s%n", row.get("group"), row.get("system"),
                     row.get("medianRowsPerSecond"), row.get("medianCpuMsPer1000"), row.get("medianCpuAboveIdleMsPer1000"),
-                    row.get("ratio") == null ? "" : String.format(Locale.ROOT, "  %5.1f %% of %s",
-                            ((Number) row.get("ratio")).doubleValue() * 100, row.get("ratioTo")));
+                    (row.get("ratio") == null ? "" : String.format(Locale.ROOT, "  %5.1f %% of %s",
+                            ((Number) row.get("ratio")).doubleValue() * 100, row.get("ratioTo")))
+                            + (row.get("ratioToCoRunBound") == null ? "" : String.format(Locale.ROOT, ", %5.1f %% of the co-run bound %s/s",
+                            ((Number) row.get("ratioToCoRunBound")).doubleValue() * 100, row.get("coRunBoundRowsPerSecond"))));
         }
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("rows", rows);
@@ -135,6 +161,17 @@ final class Peers {
         result.put("order", contestants.stream().map(c -> c.group() + ": " + c.name()).toList());
         result.put("table", table);
         return result;
+    }
+
+    private static String alone(String broker) {
+        return broker.equals("kafka") ? "Kafka producer alone" : "RabbitMQ publisher alone (confirms)";
+    }
+
+    /** The medians of the runs' rate and machine CPU, as one run. */
+    private static Run medianRun(List<Run> runs) {
+        Double rate = Stats.median(runs.stream().map(Run::rowsPerSecond).toList());
+        return new Run(rate == null ? 0 : rate, null, null,
+                Stats.median(runs.stream().map(Run::machineCpuAboveIdleMsPerThousand).toList()), null);
     }
 
     private static String key(String group, String name) {

@@ -39,12 +39,14 @@ final class Report {
             series.put("relay, no-op publisher", new ArrayList<>());
             series.put("pure-SQL floor", new ArrayList<>());
             series.put("broker ceiling (plain producer)", new ArrayList<>());
+            series.put("co-run bound (floor and broker on the same cores)", new ArrayList<>());
             for (Map<String, Object> r : headline) {
                 categories.add(r.get("broker") + " " + r.get("ordering") + (Boolean.TRUE.equals(r.get("deleteOnSend")) ? " delete" : ""));
                 series.get("relay").add(num(r.get("relayRowsPerSecond")));
                 series.get("relay, no-op publisher").add(num(r.get("relayNoOpRowsPerSecond")));
                 series.get("pure-SQL floor").add(num(r.get("sqlFloorRowsPerSecond")));
                 series.get("broker ceiling (plain producer)").add(num(r.get("brokerCeilingRowsPerSecond")));
+                series.get("co-run bound (floor and broker on the same cores)").add(numOrNull(r.get("coRunBoundRowsPerSecond")));
             }
             charts.put("drain-headline.svg", Charts.bars("Drain, " + headline.get(0).get("rows") + " rows, workers 2, batch "
                     + headline.get(0).get("batch"), "rows/s", categories, series));
@@ -136,15 +138,23 @@ final class Report {
         List<Map<String, Object>> drains = list("drain");
         if (!drains.isEmpty()) {
             md.append("#### Drain\n\nrelay ÷ pure-SQL floor (same loops as workers, same batch and rows; UPDATE marking, DELETE for deleteOnSend),"
-                    + " and relay ÷ min(floor, broker ceiling); all measured in the same run. CPU: JVM process ms per 1,000 rows.\n\n");
-            md.append("| tier | broker | ordering | deleteOnSend | workers | batch | rows | relay rows/s | relay no-op | SQL floor | broker ceiling | ÷ floor | ÷ min | CPU ms/1000 (above idle) |\n");
-            md.append("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
+                    + " and relay ÷ min(floor, broker ceiling); all measured in the same run. CPU: JVM process ms per 1,000 rows."
+                    + " Machine CPU: all cores, whoever used them (PostgreSQL, the brokers, the bench JVM), ms per 1,000 rows above"
+                    + " the machine's idle rate, for the relay, the floor and the broker alone. The co-run bound is what a relay that"
+                    + " does both the floor's work and the broker's can reach on these cores at best: min(floor, broker,"
+                    + " cores' ms per second above idle × 1,000 ÷ (floor's + broker's machine ms per 1,000 rows)).\n\n");
+            md.append("| tier | broker | ordering | deleteOnSend | workers | batch | rows | relay rows/s | relay no-op | SQL floor | broker ceiling | co-run bound | ÷ floor | ÷ min | ÷ co-run bound | CPU ms/1000 (above idle) | machine CPU ms/1000: relay / floor / broker |\n");
+            md.append("| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n");
             for (Map<String, Object> r : drains) {
-                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s |%n", r.get("tier"),
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s | %s | %s | %s / %s / %s |%n", r.get("tier"),
                         r.get("broker"), r.get("ordering"), Boolean.TRUE.equals(r.get("deleteOnSend")) ? "yes" : "no", r.get("workers"),
                         r.get("batch"), r.get("rows"), r.get("relayRowsPerSecond"), r.get("relayNoOpRowsPerSecond"),
                         r.get("sqlFloorRowsPerSecond"), r.get("sqlFloorMarking"), r.get("brokerCeilingRowsPerSecond"),
-                        percent(r.get("ratioToFloor")), percent(r.get("ratio")), cpu(r.get("relayCpuMsPer1000"), r.get("relayCpuAboveIdleMsPer1000"))));
+                        orDash(r.get("coRunBoundRowsPerSecond")), percent(r.get("ratioToFloor")), percent(r.get("ratio")),
+                        percent(r.get("ratioToCoRunBound")),
+                        cpu(r.get("relayCpuMsPer1000"), r.get("relayCpuAboveIdleMsPer1000")),
+                        orDash(r.get("relayMachineCpuAboveIdleMsPer1000")), orDash(r.get("sqlFloorMachineCpuAboveIdleMsPer1000")),
+                        orDash(r.get("brokerCeilingMachineCpuAboveIdleMsPer1000"))));
             }
             chart(md, chartsLink, "drain-headline.svg", "Drain headline");
             if (drains.stream().anyMatch(r -> "matrix".equals(r.get("tier")))) {
@@ -158,16 +168,20 @@ final class Report {
             md.append("#### Drain side by side: floor, QueueBox, gruelbox\n\n").append(p.get("rows")).append(" pending rows each, batch 500, ")
                     .append(p.get("aggregates")).append(" aggregates, ").append(p.get("reps"))
                     .append(" interleaved repetition(s), medians. QueueBox without ordering (neither the floor nor gruelbox orders);"
-                            + " gruelbox deletes what it processed, so its ratio is to the DELETE floor.\n\n");
-            md.append("| group | system | rows/s | ratio to floor | CPU ms/1000 (above idle) | each repetition, rows/s |\n| --- | --- | ---: | ---: | ---: | --- |\n");
+                            + " gruelbox deletes what it processed, so its ratio is to the DELETE floor. The co-run bound of a row that publishes"
+                            + " is what a relay doing its floor's work and the broker's (the broker alone, in the same group) can reach on these"
+                            + " cores at best, from their machine CPU per 1,000 rows (see the drain table).\n\n");
+            md.append("| group | system | rows/s | ratio to floor | ratio to co-run bound | CPU ms/1000 (above idle) | machine CPU ms/1000 above idle | each repetition, rows/s |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | --- |\n");
             for (Map<String, Object> r : peers) {
                 List<String> each = new ArrayList<>();
                 for (Object o : (List<?>) r.get("reps")) {
                     each.add(String.valueOf(map(o).get("rowsPerSecond")));
                 }
-                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s |%n", r.get("group"), r.get("system"),
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s |%n", r.get("group"), r.get("system"),
                         r.get("medianRowsPerSecond"), r.get("ratio") == null ? "–" : percent(r.get("ratio")) + " of " + r.get("ratioTo"),
-                        cpu(r.get("medianCpuMsPer1000"), r.get("medianCpuAboveIdleMsPer1000")), String.join(", ", each)));
+                        r.get("ratioToCoRunBound") == null ? "–" : percent(r.get("ratioToCoRunBound")) + " of " + r.get("coRunBoundRowsPerSecond"),
+                        cpu(r.get("medianCpuMsPer1000"), r.get("medianCpuAboveIdleMsPer1000")),
+                        orDash(r.get("medianMachineCpuAboveIdleMsPer1000")), String.join(", ", each)));
             }
             chart(md, chartsLink, "drain-peers.svg", "Drain side by side");
             md.append('\n');

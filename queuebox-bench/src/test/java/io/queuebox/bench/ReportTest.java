@@ -34,6 +34,11 @@ class ReportTest {
         drain.put("ratioToFloor", 0.75);
         drain.put("ratio", 0.75);
         drain.put("relayCpuMsPer1000", 80.5);
+        drain.put("coRunBoundRowsPerSecond", 1100L);
+        drain.put("ratioToCoRunBound", 0.818);
+        drain.put("relayMachineCpuAboveIdleMsPer1000", 120.0);
+        drain.put("sqlFloorMachineCpuAboveIdleMsPer1000", 40.0);
+        drain.put("brokerCeilingMachineCpuAboveIdleMsPer1000", 30.0);
         results.put("drain", List.of(drain));
         Map<String, Object> peerRow = new LinkedHashMap<>();
         peerRow.put("group", "1 loop / 1 worker / 1 thread");
@@ -43,7 +48,8 @@ class ReportTest {
         peerRow.put("medianCpuAboveIdleMsPer1000", 250.0);
         peerRow.put("ratioTo", Peers.FLOOR_DELETE);
         peerRow.put("ratio", 0.35);
-        peerRow.put("reps", List.of(new Run(700, 300.0, 250.0, "").toMap()));
+        peerRow.put("medianMachineCpuAboveIdleMsPer1000", 400.0);
+        peerRow.put("reps", List.of(new Run(700, 300.0, 250.0, 400.0, "").toMap()));
         results.put("peers", Map.of("rows", 1000, "aggregates", 1000, "reps", 1, "table", List.of(peerRow)));
         Map<String, Object> latency = new LinkedHashMap<>();
         latency.put("system", "Debezium alone");
@@ -65,8 +71,8 @@ class ReportTest {
         String md = report.markdown("performance");
 
         assertThat(md).contains("`fsync` on")
-                .contains("| headline | kafka | per-aggregate | yes | 2 | 500 | 1000 | 900 | 1100 | 1200 (DELETE) | 5000 | 75 % | 75 % | 80.5 (–) |")
-                .contains("| 1 loop / 1 worker / 1 thread | gruelbox, no-op method (1 thread) | 700 | 35 % of SQL floor, DELETE | 300.0 (250.0) | 700 |")
+                .contains("| headline | kafka | per-aggregate | yes | 2 | 500 | 1000 | 900 | 1100 | 1200 (DELETE) | 5000 | 1100 | 75 % | 75 % | 82 % | 80.5 (–) | 120.0 / 40.0 / 30.0 |")
+                .contains("| 1 loop / 1 worker / 1 thread | gruelbox, no-op method (1 thread) | 700 | 35 % of SQL floor, DELETE | – | 300.0 (250.0) | 400.0 | 700 |")
                 .contains("| Debezium alone | change event received | 200 | 7.5 | 21.0 |")
                 .contains("| Debezium alone + RabbitMQ | 1 | 200 |");
         assertThat(report.charts()).containsKeys("drain-headline.svg", "drain-peers.svg", "latency.svg");
