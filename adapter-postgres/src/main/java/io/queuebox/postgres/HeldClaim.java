@@ -57,7 +57,8 @@ final class HeldClaim {
             // Any statement restarts PostgreSQL's idle countdown, not only a renewal: keep the same clock here, or
             // the store would take a claim the database still keeps for abandoned, and roll it back.
             deadlineNanos = System.nanoTime() + leaseLength.toNanos();
-            unresolved.removeAll(mine);
+            // One remove per row: Set.removeAll(list) walks the set and asks the list, quadratic for a whole batch.
+            mine.forEach(unresolved::remove);
             if (unresolved.isEmpty()) {
                 ended = true;
                 try {

@@ -86,7 +86,8 @@ final class HeldClaim {
             }
             write.applyAsInt(mine);
             deadlineNanos = System.nanoTime() + leaseLength.toNanos();
-            unresolved.removeAll(mine);
+            // One remove per row: Set.removeAll(list) walks the set and asks the list, quadratic for a whole batch.
+            mine.forEach(unresolved::remove);
             if (unresolved.isEmpty()) {
                 end();
                 try {
