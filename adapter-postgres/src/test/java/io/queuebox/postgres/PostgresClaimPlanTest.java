@@ -200,6 +200,34 @@ class PostgresClaimPlanTest {
                 + " statistics taken on a table of sent rows", shortTail).isLessThan(shortTail * 3 / 2);
     }
 
+    /**
+     * One hot aggregate whose rows are all ready (a backlog of one stream): the held-back check of each candidate
+     * must look at its aggregate's head once, not walk every earlier sibling nor scan the table, so the claim costs
+     * about what the same claim costs over many aggregates.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource({"leased claim", "held claim's choice"})
+    void inOneHotAggregateTheClaimCostsAboutWhatItCostsOverManyAggregates(String claim) throws Exception {
+        String statement = claim.startsWith("leased") ? sql.claimOrdered : sql.chooseOrdered;
+        long spread = freshClaimBuffers(statement, 1_000);
+        long hot = freshClaimBuffers(statement, 1);
+
+        assertThat(hot).as("shared buffers of a 500-row claim of 20,000 rows in one aggregate vs %d over 1,000"
+                + " aggregates", spread).isLessThan(spread * 2);
+    }
+
+    /** A 500-row claim of 20,000 pending rows over {@code aggregates} aggregates, freshly analyzed. */
+    private long freshClaimBuffers(String statement, int aggregates) throws Exception {
+        empty();
+        insertOverAggregates(20_000, aggregates, "'pending'");
+        db.execute("ANALYZE " + settings.qualifiedTable());
+        Plan plan = explain(statement, "maxRows", 500, "window", OutboxSql.claimWindow(500),
+                "parkedHolds", true, "owner", "'plan-test'", "token", "'" + UUID.randomUUID() + "'::uuid",
+                "leaseMicros", 30_000_000L, "taken", "'{}'::uuid[]");
+        assertThat(plan.rows()).as("rows the claim returned: %s", plan.text()).isEqualTo(500);
+        return plan.buffers();
+    }
+
     /** A table of sent rows, analyzed, then emptied by its purge and refilled with {@code pending} rows. */
     private long claimBuffersUnderStatisticsOfSentRows(String statement, int pending) throws Exception {
         empty();

@@ -1,0 +1,180 @@
+package io.queuebox.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * Review of a7cd527: statistics states under which a statement of the store still costs in proportion to the
+ * backlog (shared buffers of {@code EXPLAIN (ANALYZE, BUFFERS)}, custom plans, rolled back).
+ */
+class PostgresStatisticsTrapReviewTest {
+
+    private static final int BATCH = 100;
+    private static final Pattern PARAMETER = Pattern.compile("(?<!:):([a-zA-Z]+)");
+    private static final Pattern TOP_ROWS = Pattern.compile("actual time=[0-9.]+\\.\\.[0-9.]+ rows=(\\d+)");
+    private static final Pattern SHARED = Pattern.compile("Buffers: shared(?: hit=(\\d+))?(?: read=(\\d+))?");
+
+    private static TestDatabase db;
+    private static PostgresOutboxSettings settings;
+    private static OutboxSql sql;
+
+    @BeforeAll
+    static void schema() {
+        db = TestDatabase.withFreshSchema("trap");
+        settings = db.settings().build();
+        PostgresOutbox.createSchema(db.dataSource, settings);
+        // Only our ANALYZE decides the statistics.
+        db.execute("ALTER TABLE " + settings.qualifiedTable() + " SET (autovacuum_enabled = false)");
+        sql = new OutboxSql(settings);
+    }
+
+    @AfterAll
+    static void drop() {
+        db.close();
+    }
+
+    @BeforeEach
+    void empty() {
+        db.execute("TRUNCATE " + settings.qualifiedTable());
+    }
+
+    // --------------------------------------------------------- 1. the changed claim, fresh statistics
+
+    /**
+     * Fresh statistics of an outbox whose backlog spans few aggregates (n_distinct of aggregate_id is small):
+     * the held-back check, kept a correlated subplan by OFFSET 0, is planned as a Seq Scan of the whole table
+     * per candidate. Before a7cd527 the same statement (anti-join) cost about 2,800 buffers either way.
+     */
+    @Test
+    void withFreshStatisticsOverFiveAggregatesTheOrderedClaimCostsTheSameWhateverTheBacklog() throws Exception {
+        long small = orderedClaimBuffersOverFewAggregates(2_000);
+        long large = orderedClaimBuffersOverFewAggregates(20_000);
+
+        assertThat(large).as("shared buffers of the ordered claim with 20,000 rows pending over 5 aggregates vs %d"
+                + " with 2,000, freshly analyzed", small).isLessThan(small * 3 / 2);
+    }
+
+    private long orderedClaimBuffersOverFewAggregates(int pending) throws Exception {
+        empty();
+        insertOverAggregates(pending, 5, "'pending'");
+        db.execute("ANALYZE " + settings.qualifiedTable());
+        Plan plan = explain(sql.claimOrdered, "maxRows", BATCH, "window", OutboxSql.claimWindow(BATCH),
+                "parkedHolds", true, "owner", "'review'", "token", "'" + UUID.randomUUID() + "'::uuid",
+                "leaseMicros", 30_000_000L);
+        assertThat(plan.rows()).as("rows the claim returned: %s", plan.text()).isEqualTo(BATCH);
+        return plan.buffers();
+    }
+
+    // --------------------------------------------------------- 2.-4. other statements, statistics of sent rows
+
+    /** The held claim's parking of an undeliverable row: quadratic in the backlog under sent-row statistics. */
+    @Test
+    void withTheStatisticsOfATableOfSentRowsParkingAtClaimCostsTheSameWhateverTheBacklog() throws Exception {
+        long small = buffersUnderStatisticsOfSentRows("parkHeld", 1_000);
+        long large = buffersUnderStatisticsOfSentRows("parkHeld", 2_000);
+
+        assertThat(large).as("shared buffers of parkHeld for 10 rows with 2,000 pending vs %d with 1,000,"
+                + " the statistics taken on a table of sent rows", small).isLessThan(small * 3 / 2);
+    }
+
+    /** The outcome writes, the renewal, the held claim's lock and the next-due time, each per batch. */
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {"markSent", "release", "renew", "deleteSent", "park", "markSentHeld", "lockChosen",
+            "timeUntilNextDue"})
+    void withTheStatisticsOfATableOfSentRowsAStatementForTenRowsCostsTheSameWhateverTheBacklog(String statement)
+            throws Exception {
+        long small = buffersUnderStatisticsOfSentRows(statement, 2_000);
+        long large = buffersUnderStatisticsOfSentRows(statement, 20_000);
+
+        assertThat(large).as("shared buffers of %s with 20,000 rows pending vs %d with 2,000, the statistics"
+                + " taken on a table of sent rows", statement, small).isLessThan(small * 3 / 2);
+    }
+
+    /** A table of sent rows, analyzed, purged, refilled with {@code pending} rows of which the last 10 are leased. */
+    private long buffersUnderStatisticsOfSentRows(String statement, int pending) throws Exception {
+        empty();
+        insertOverAggregates(20_000, 1_000, "'sent'");
+        db.execute("ANALYZE " + settings.qualifiedTable());
+        db.execute("DELETE FROM " + settings.qualifiedTable());
+        insertOverAggregates(pending, 1_000, "'pending'");
+        UUID token = UUID.randomUUID();
+        db.execute("UPDATE " + settings.qualifiedTable() + " SET lease_token = '" + token + "',"
+                + " lease_owner = 'review', lease_until = now() - interval '1 second'"
+                + " WHERE seq IN (SELECT seq FROM " + settings.qualifiedTable() + " ORDER BY seq DESC LIMIT 10)");
+        List<String> ids = new ArrayList<>();
+        try (Connection connection = db.dataSource.getConnection(); Statement st = connection.createStatement();
+             ResultSet rs = st.executeQuery("SELECT event_id FROM " + settings.qualifiedTable()
+                     + " WHERE lease_token = '" + token + "'")) {
+            while (rs.next()) {
+                ids.add(rs.getString(1));
+            }
+        }
+        String idArray = "'{" + String.join(",", ids) + "}'::uuid[]";
+        String reasons = "'{" + String.join(",", ids.stream().map(id -> "x").toList()) + "}'::text[]";
+        String text = (String) OutboxSql.class.getDeclaredField(statement).get(sql);
+        // Warm once (hint bits), then measure.
+        explain(text, "ids", idArray, "reasons", reasons, "token", "'" + token + "'::uuid", "leaseMicros", 30_000_000L);
+        return explain(text, "ids", idArray, "reasons", reasons, "token", "'" + token + "'::uuid",
+                "leaseMicros", 30_000_000L).buffers();
+    }
+
+    // --------------------------------------------------------- helpers (as in PostgresClaimPlanTest)
+
+    private static void insertOverAggregates(int rows, int aggregates, String status) {
+        for (int from = 1; from <= rows; from += 5_000) {
+            db.execute("INSERT INTO " + settings.qualifiedTable()
+                    + " (event_id, aggregate_type, aggregate_id, event_type, payload, status, sent_at)"
+                    + " SELECT gen_random_uuid(), 'order', 'agg-' || (g % " + aggregates + "), 'created',"
+                    + " decode(repeat('ab', 100), 'hex'), " + status + ", CASE WHEN " + status
+                    + " = 'sent' THEN now() END FROM generate_series(" + from + ", " + Math.min(rows, from + 4_999) + ") g");
+        }
+    }
+
+    private record Plan(String text, long rows, long buffers) {
+    }
+
+    /** The statement's plan as it ran, named parameters written in as literals (unused ones ignored); rolled back. */
+    private static Plan explain(String statementSql, Object... parameters) throws SQLException {
+        String text = statementSql;
+        for (int i = 0; i < parameters.length; i += 2) {
+            String name = (String) parameters[i];
+            String value = String.valueOf(parameters[i + 1]);
+            text = PARAMETER.matcher(text).replaceAll(match -> Matcher.quoteReplacement(
+                    match.group(1).equals(name) ? value : match.group()));
+        }
+        assertThat(PARAMETER.matcher(text).find()).as("every parameter written in: %s", text).isFalse();
+        StringBuilder plan = new StringBuilder();
+        try (Connection connection = db.dataSource.getConnection()) {
+            connection.setAutoCommit(false);
+            try (Statement statement = connection.createStatement();
+                 ResultSet rs = statement.executeQuery("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + text)) {
+                while (rs.next()) {
+                    plan.append(rs.getString(1)).append('\n');
+                }
+            } finally {
+                connection.rollback();
+            }
+        }
+        Matcher rows = TOP_ROWS.matcher(plan.toString().split("\n")[0]);
+        Matcher buffers = SHARED.matcher(plan);
+        assertThat(rows.find() && buffers.find()).as("top node and its buffers in %s", plan).isTrue();
+        long shared = (buffers.group(1) == null ? 0 : Long.parseLong(buffers.group(1)))
+                + (buffers.group(2) == null ? 0 : Long.parseLong(buffers.group(2)));
+        return new Plan(plan.toString(), Long.parseLong(rows.group(1)), shared);
+    }
+}
