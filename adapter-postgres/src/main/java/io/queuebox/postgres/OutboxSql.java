@@ -29,6 +29,14 @@ final class OutboxSql {
      */
     private static final String READY_AT = "greatest(%.next_attempt_at, %.lease_until)";
 
+    /**
+     * {@code status = 'pending'} for the statements that name their rows (by id, or by lease token), written so that it
+     * does not imply the predicate of the partial indexes on pending rows. After analyze saw a table of sent rows (the
+     * steady state of an outbox) those indexes look empty, and the planner walked every pending row to find the few
+     * it was given instead of looking them up by key. {@code %} stands for the table alias.
+     */
+    private static final String STILL_PENDING = "(CASE WHEN %.status = 'pending' THEN true END)";
+
     private static final String NEXT_XID = "(SELECT pg_snapshot_xmax(pg_current_snapshot())::text::bigint)";
     private static final String FULL_XMAX = "((" + NEXT_XID + " >> 32 << 32) | %.xmax::text::bigint)";
     private static final String FULL_XMAX_IN_EPOCH = "(CASE WHEN " + FULL_XMAX + " > " + NEXT_XID + " + 2147483648 THEN "
@@ -78,8 +86,8 @@ final class OutboxSql {
         claimUnordered = claim(t, false, false);
         chooseOrdered = claim(t, true, true);
         lockUnordered = claim(t, false, true);
-        lockChosen = "SELECT o.event_id, o.attempts FROM " + t + " o WHERE o.event_id = ANY(:ids) AND o.status = 'pending'"
-                + " AND " + READY_AT.replace("%", "o") + " <= now() FOR UPDATE OF o SKIP LOCKED";
+        lockChosen = "SELECT o.event_id, o.attempts FROM " + t + " o WHERE o.event_id = ANY(:ids) AND "
+                + STILL_PENDING.replace("%", "o") + " AND " + READY_AT.replace("%", "o") + " <= now() FOR UPDATE OF o SKIP LOCKED";
         // A statement of its own, so it reads the rows as they are now that they are locked, not as the locking
         // statement's snapshot saw them.
         lockedRows = "SELECT " + EVENT_COLUMNS + " FROM " + t + " WHERE event_id = ANY(:ids) ORDER BY seq";
@@ -88,7 +96,7 @@ final class OutboxSql {
         // clears what an expired lease left on the row, so that the late outcome of a leased relay on the same
         // table (while the relays switch modes) finds its token gone and is fenced; on rows never leased the
         // columns are null already and the update stays as small as it was.
-        String mine = " AND status = 'pending'";
+        String mine = " AND " + STILL_PENDING.replace("%.", "");
         String noLease = ", lease_token = NULL, lease_until = NULL";
         // The claim's transaction began when the batch was claimed, so now() is the claim's time: the outcome's
         // own time is clock_timestamp(), or a retry would count its delay from the claim, and purge a sent row early.
@@ -98,31 +106,34 @@ final class OutboxSql {
         rescheduleHeld = "UPDATE " + t + " AS o SET attempts = o.attempts + 1, last_error = r.reason,"
                 + " next_attempt_at = clock_timestamp() + r.delay_micros" + MICROS + noLease
                 + " FROM unnest(:ids::uuid[], :delays::bigint[], :reasons::text[]) AS r(event_id, delay_micros, reason)"
-                + " WHERE o.event_id = r.event_id AND o.status = 'pending'";
+                + " WHERE o.event_id = r.event_id AND " + STILL_PENDING.replace("%", "o");
         // Also for rows a claim chose but has not locked (parked at claim): another claimer's lock skips them.
         parkHeld = "UPDATE " + t + " AS o SET status = 'parked', attempts = o.attempts + 1, last_error = r.reason"
                 + noLease
                 + " FROM unnest(:ids::uuid[], :reasons::text[]) AS r(event_id, reason)"
-                + " WHERE o.event_id = r.event_id AND o.status = 'pending' AND o.event_id IN (SELECT s.event_id FROM "
-                + t + " s WHERE s.event_id = ANY(:ids) AND s.status = 'pending' FOR UPDATE SKIP LOCKED)"
+                + " WHERE o.event_id = r.event_id AND " + STILL_PENDING.replace("%", "o") + " AND o.event_id IN (SELECT s.event_id FROM "
+                + t + " s WHERE s.event_id = ANY(:ids) AND " + STILL_PENDING.replace("%", "s") + " FOR UPDATE SKIP LOCKED)"
                 + " RETURNING o.event_id";
         markSent = "UPDATE " + t + " SET status = 'sent', sent_at = now(), lease_token = NULL, lease_until = NULL"
-                + " WHERE lease_token = :token AND status = 'pending' AND event_id = ANY(:ids)";
-        deleteSent = "DELETE FROM " + t + " WHERE lease_token = :token AND status = 'pending' AND event_id = ANY(:ids)";
+                + " WHERE lease_token = :token" + mine + " AND event_id = ANY(:ids)";
+        deleteSent = "DELETE FROM " + t + " WHERE lease_token = :token" + mine + " AND event_id = ANY(:ids)";
         reschedule = "UPDATE " + t + " AS o SET attempts = o.attempts + 1, last_error = r.reason,"
                 + " next_attempt_at = now() + r.delay_micros" + MICROS + ", lease_token = NULL, lease_until = NULL"
                 + " FROM unnest(:ids::uuid[], :delays::bigint[], :reasons::text[]) AS r(event_id, delay_micros, reason)"
-                + " WHERE o.event_id = r.event_id AND o.lease_token = :token AND o.status = 'pending'";
+                + " WHERE o.event_id = r.event_id AND o.lease_token = :token AND " + STILL_PENDING.replace("%", "o");
         park = "UPDATE " + t + " AS o SET status = 'parked', attempts = o.attempts + 1, last_error = r.reason,"
                 + " lease_token = NULL, lease_until = NULL"
                 + " FROM unnest(:ids::uuid[], :reasons::text[]) AS r(event_id, reason)"
-                + " WHERE o.event_id = r.event_id AND o.lease_token = :token AND o.status = 'pending'";
+                + " WHERE o.event_id = r.event_id AND o.lease_token = :token AND " + STILL_PENDING.replace("%", "o");
         release = "UPDATE " + t + " SET lease_token = NULL, lease_until = NULL"
-                + " WHERE lease_token = :token AND status = 'pending' AND event_id = ANY(:ids)";
+                + " WHERE lease_token = :token" + mine + " AND event_id = ANY(:ids)";
         renew = "UPDATE " + t + " SET lease_until = now() + :leaseMicros" + MICROS
-                + " WHERE lease_token = :token AND status = 'pending'";
-        timeUntilNextDue = "SELECT (extract(epoch FROM min(" + READY_AT.replace("%", "o") + ") - now()) * 1000000)::bigint"
-                + " AS micros FROM " + t + " o WHERE o.status = 'pending' AND NOT " + HELD.replace("%", "o");
+                + " WHERE lease_token = :token" + mine;
+        // The earliest first, in the order of <table>_pending_ready_idx, rather than min(): with statistics that say
+        // nothing is pending the planner read every pending row for min().
+        timeUntilNextDue = "SELECT (extract(epoch FROM (SELECT " + READY_AT.replace("%", "o") + " FROM " + t + " o"
+                + " WHERE o.status = 'pending' AND NOT " + HELD.replace("%", "o") + " ORDER BY " + READY_AT.replace("%", "o")
+                + " LIMIT 1) - now()) * 1000000)::bigint AS micros";
         purgeSent = "DELETE FROM " + t + " WHERE event_id IN (SELECT event_id FROM " + t
                 + " WHERE status = 'sent' AND sent_at < now() - :retentionMicros" + MICROS
                 + " ORDER BY sent_at LIMIT :maxRows FOR UPDATE SKIP LOCKED)";
@@ -200,17 +211,23 @@ final class OutboxSql {
         String windowEnd = "window_end AS MATERIALIZED (SELECT max(w.seq) AS seq, count(*) AS pending FROM"
                 + " (SELECT p.seq FROM " + t + " p WHERE p.status = 'pending' AND " + READY_AT.replace("%", "p")
                 + " <= now() ORDER BY p.seq LIMIT :window) w)";
-        // OFFSET 0 keeps the held-back check a subplan run per candidate, whose aggregate and seq are then
-        // parameters of one index descent. Pulled up into an anti-join, the planner is free to scan the index
-        // without them, and does when the statistics say nothing is pending, as they do after analyze saw a table
-        // of sent rows: every candidate then walked every unsent row (6 s for one claim with 30,000 pending).
+        // Whether the head of the candidate's aggregate holds it back: its first unsent row that can (pending, or
+        // parked under HOLD_AGGREGATE), when that comes before the candidate and is not ready. Only the head: a row
+        // behind a ready head is held back only by a sibling that another claimer is taking right now, which gaps
+        // catches. A scalar subquery, which PostgreSQL never turns into a join, ordered as the
+        // (aggregate_type, aggregate_id, seq) index with LIMIT 1: one index descent per candidate whatever the
+        // statistics say. Written as NOT EXISTS over every earlier sibling, the planner made it an anti-join that
+        // walked every unsent row per candidate when analyze had seen a table of sent rows (6 s for one claim with
+        // 30,000 pending), and kept as a subplan, a sequential scan per candidate when the backlog spans a few
+        // aggregates; and it walked all earlier siblings of a hot aggregate for each candidate.
+        String headHolds = "(SELECT h.seq < o.seq AND ((h.status = 'pending' AND (" + READY_AT.replace("%", "h")
+                + " > now()" + heldToo.replace("%", "h") + ")) OR h.status = 'parked') FROM " + t + " h"
+                + " WHERE h.aggregate_type = o.aggregate_type AND h.aggregate_id = o.aggregate_id AND h.status <> 'sent'"
+                + " AND " + holds.replace("%", "h") + " ORDER BY h.aggregate_type, h.aggregate_id, h.seq LIMIT 1)";
         String near = "near AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id FROM " + t + " o"
                 + " WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()"
                 + " AND o.seq <= (SELECT seq FROM window_end)" + notHeld
-                + " AND NOT EXISTS (SELECT 1 FROM " + t + " e"
-                + " WHERE e.aggregate_type = o.aggregate_type AND e.aggregate_id = o.aggregate_id AND e.seq < o.seq"
-                + " AND ((e.status = 'pending' AND (" + READY_AT.replace("%", "e") + " > now()" + heldToo.replace("%", "e")
-                + ")) OR (e.status = 'parked' AND :parkedHolds)) OFFSET 0)"
+                + " AND NOT COALESCE(" + headHolds + ", false)"
                 + " ORDER BY o.seq LIMIT :maxRows" + lockOrSkipHeld + ")";
         String needFar = "need_far AS MATERIALIZED (SELECT (SELECT count(*) FROM near) < :maxRows"
                 + " AND (SELECT pending FROM window_end) >= :window AS yes)";
