@@ -179,13 +179,21 @@ final class OutboxSql {
         // not hand out leases that are already partly spent. A held claim writes nothing: its row locks,
         // kept by its open transaction, are the claim; rows an earlier round of the same transaction locked
         // (:taken) are not taken again, since a transaction's own locks do not make it skip a row.
+        // Ordered, each row also says whether the next unsent row of its aggregate stays behind, outside the batch:
+        // the batch holds it back, and the relay looks again once the batch's outcome is written (ClaimBatch
+        // holdsBack). Only for a batch short of maxRows: after a full one the relay claims again anyway.
+        String behind = !ordered ? "" : ", COALESCE(CASE WHEN (SELECT count(*) FROM claimable) < :maxRows THEN"
+                + " (SELECT n.event_id FROM " + t + " n WHERE n.aggregate_type = r.aggregate_type"
+                + " AND n.aggregate_id = r.aggregate_id AND n.status <> 'sent' AND n.seq > r.seq"
+                + " ORDER BY n.aggregate_type, n.aggregate_id, n.seq LIMIT 1) NOT IN (SELECT c.event_id FROM claimable c)"
+                + " END, false) AS behind";
         String claimed = held
-                ? " SELECT " + EVENT_COLUMNS + " FROM " + t + " WHERE event_id IN (SELECT c.event_id FROM claimable c)"
-                + " ORDER BY seq"
+                ? " SELECT " + EVENT_COLUMNS + behind + " FROM " + t + " r WHERE r.event_id IN (SELECT c.event_id FROM claimable c)"
+                + " ORDER BY r.seq"
                 : " claimed AS (UPDATE " + t + " AS u SET lease_owner = :owner, lease_token = :token,"
                 + " lease_until = clock_timestamp() + :leaseMicros" + MICROS
                 + " FROM claimable WHERE u.event_id = claimable.event_id RETURNING u.*)"
-                + " SELECT " + EVENT_COLUMNS + " FROM claimed ORDER BY seq";
+                + " SELECT " + EVENT_COLUMNS + behind + " FROM claimed r ORDER BY r.seq";
         String notTaken = held ? " AND NOT (o.event_id = ANY(:taken))" : "";
         if (!ordered && held) {
             return "SELECT o.event_id FROM " + t + " o WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o")
@@ -212,9 +220,10 @@ final class OutboxSql {
                 + " (SELECT p.seq FROM " + t + " p WHERE p.status = 'pending' AND " + READY_AT.replace("%", "p")
                 + " <= now() ORDER BY p.seq LIMIT :window) w)";
         // Whether the head of the candidate's aggregate holds it back: its first unsent row that can (pending, or
-        // parked under HOLD_AGGREGATE), when that comes before the candidate and is not ready. Only the head: a row
-        // behind a ready head is held back only by a sibling that another claimer is taking right now, which gaps
-        // catches. A scalar subquery, which PostgreSQL never turns into a join, ordered as the
+        // parked under HOLD_AGGREGATE), when that comes before the candidate and is not ready. Only the head: rows
+        // behind a ready head and a later sibling that is not ready (in backoff or leased behind a replayed head, or
+        // taken right now by another claimer) pass here, and gaps drops them: the batch may then come back short, and
+        // says it holds rows back (behind), so the relay claims again once its outcome is written. A scalar subquery, which PostgreSQL never turns into a join, ordered as the
         // (aggregate_type, aggregate_id, seq) index with LIMIT 1: one index descent per candidate whatever the
         // statistics say. Written as NOT EXISTS over every earlier sibling, the planner made it an anti-join that
         // walked every unsent row per candidate when analyze had seen a table of sent rows (6 s for one claim with

@@ -83,6 +83,7 @@ final class PostgresOutboxStore implements OutboxStore {
             return claimHeld(request);
         }
         LeaseToken token = LeaseToken.random();
+        boolean[] holdsBack = {false};
         long started = System.nanoTime();
         long roundsUntil = started + request.leaseLength().toNanos() / 4;
         List<ClaimedDelivery> deliveries = jdbi.inTransaction(handle -> {
@@ -97,6 +98,7 @@ final class PostgresOutboxStore implements OutboxStore {
                         claimed.add(delivery);
                     }
                 }
+                holdsBack[0] |= round.holdsBack();
                 parked = round.parked();
                 rounds++;
             } while (parked && claimed.size() < request.maxRows() && rounds < MAX_CLAIM_ROUNDS
@@ -104,7 +106,7 @@ final class PostgresOutboxStore implements OutboxStore {
             return claimed;
         });
         deliveries.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
-        return new ClaimBatch(token, deliveries);
+        return new ClaimBatch(token, deliveries, holdsBack[0] && !deliveries.isEmpty());
     }
 
     /**
@@ -130,6 +132,7 @@ final class PostgresOutboxStore implements OutboxStore {
             long roundsUntil = System.nanoTime() + request.leaseLength().toNanos() / 4;
             int rounds = 0;
             boolean parkedAny = false;
+            boolean holdsBack = false;
             boolean again;
             do {
                 Round round = lockRound(handle, request, token, request.maxRows() - claimed.size(), taken);
@@ -141,9 +144,11 @@ final class PostgresOutboxStore implements OutboxStore {
                     holdFor(handle, request.leaseLength());
                     claimed.clear();
                     taken.clear();
+                    holdsBack = false;
                     again = true;
                 } else {
                     claimed.addAll(round.deliveries());
+                    holdsBack |= round.holdsBack();
                     again = round.again();
                 }
                 rounds++;
@@ -159,7 +164,7 @@ final class PostgresOutboxStore implements OutboxStore {
             claimed.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
             held.put(token, new HeldClaim(handle, claimed.stream().map(ClaimedDelivery::eventId).toList(),
                     request.leaseLength()));
-            return new ClaimBatch(token, claimed);
+            return new ClaimBatch(token, claimed, holdsBack);
         } catch (RuntimeException | Error e) {
             try {
                 handle.rollback();
@@ -237,7 +242,7 @@ final class PostgresOutboxStore implements OutboxStore {
                     .bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
                     .bind("window", OutboxSql.claimWindow(maxRows))
                     .bindArray("taken", UUID.class, taken)
-                    .map((rs, ctx) -> claimed(rs, token))
+                    .map((rs, ctx) -> claimed(rs, token, true))
                     .list();
             if (chosen.isEmpty()) {
                 return new Round(List.of(), false);
@@ -267,7 +272,10 @@ final class PostgresOutboxStore implements OutboxStore {
             taken.addAll(locked.keySet());
             // Another claimer locked some of the chosen rows first: choose again, around the rows it now holds.
             boolean parked = !undeliverable.isEmpty();
-            return new Round(keptInOrder(inOrder, locked), parked, parked || locked.size() < toLock.size());
+            List<ClaimedDelivery> kept = keptInOrder(inOrder, locked);
+            Round round = new Round(kept, parked, parked || locked.size() < toLock.size()).holding(chosen);
+            // Rows cut behind a chosen row another claimer took stay locked by this claim until it ends: behind it.
+            return kept.size() < locked.size() ? new Round(kept, parked, round.again(), true) : round;
         } else {
             List<UUID> locked = plain(handle.createQuery(sql.lockUnordered))
                     .bind("maxRows", maxRows)
@@ -278,7 +286,7 @@ final class PostgresOutboxStore implements OutboxStore {
             }
             taken.addAll(locked);
             claimed = plain(handle.createQuery(sql.lockedRows)).bindArray("ids", UUID.class, locked)
-                    .map((rs, ctx) -> claimed(rs, token)).list();
+                    .map((rs, ctx) -> claimed(rs, token, false)).list();
             List<Claimed> undeliverable = claimed.stream().filter(c -> c.undeliverable() != null).toList();
             if (undeliverable.isEmpty()) {
                 return new Round(claimed.stream().map(Claimed::delivery).toList(), false);
@@ -347,9 +355,19 @@ final class PostgresOutboxStore implements OutboxStore {
     }
 
     /** What one claim statement gave: its deliveries, and whether it parked rows at claim. */
-    private record Round(List<ClaimedDelivery> deliveries, boolean parked, boolean again) {
+    private record Round(List<ClaimedDelivery> deliveries, boolean parked, boolean again, boolean holdsBack) {
         Round(List<ClaimedDelivery> deliveries, boolean parked) {
             this(deliveries, parked, parked);
+        }
+
+        Round(List<ClaimedDelivery> deliveries, boolean parked, boolean again) {
+            this(deliveries, parked, again, false);
+        }
+
+        /** This round, noting that rows of the statement said the next row of their aggregate stays behind. */
+        Round holding(List<Claimed> rows) {
+            boolean behind = rows.stream().anyMatch(Claimed::behind);
+            return behind == holdsBack ? this : new Round(deliveries, parked, again, behind);
         }
     }
 
@@ -364,16 +382,22 @@ final class PostgresOutboxStore implements OutboxStore {
             query.bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
                     .bind("window", OutboxSql.claimWindow(maxRows));
         }
-        List<Claimed> claimed = query.map((rs, ctx) -> claimed(rs, token)).list();
-        return deliverable(handle, token, claimed, ordered && request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE);
+        List<Claimed> claimed = query.map((rs, ctx) -> claimed(rs, token, ordered)).list();
+        return deliverable(handle, token, claimed, ordered && request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
+                .holding(claimed);
     }
 
-    /** A claimed row: a delivery, or the reason it can never be one. */
-    private record Claimed(UUID eventId, AggregateRef aggregate, ClaimedDelivery delivery, String undeliverable) {
+    /**
+     * A claimed row: a delivery, or the reason it can never be one; {@code behind}: the next unsent row of its
+     * aggregate stays outside the batch (ordered claims only).
+     */
+    private record Claimed(UUID eventId, AggregateRef aggregate, ClaimedDelivery delivery, String undeliverable,
+                           boolean behind) {
     }
 
-    private Claimed claimed(ResultSet rs, LeaseToken token) throws SQLException {
+    private Claimed claimed(ResultSet rs, LeaseToken token, boolean ordered) throws SQLException {
         UUID eventId = rs.getObject("event_id", UUID.class);
+        boolean behind = ordered && rs.getBoolean("behind");
         AggregateRef aggregate = new AggregateRef(rs.getString("aggregate_type"), rs.getString("aggregate_id"));
         HeaderColumn headers = HeaderColumn.read(rs);
         String problem = headers.problem();
@@ -389,14 +413,14 @@ final class PostgresOutboxStore implements OutboxStore {
         if (problem == null) {
             try {
                 return new Claimed(eventId, aggregate, new ClaimedDelivery(rs.getLong("seq"), event(rs, headers),
-                        rs.getInt("attempts"), token, instant(rs, "created_at")), null);
+                        rs.getInt("attempts"), token, instant(rs, "created_at")), null, behind);
             } catch (IllegalArgumentException notAnEvent) {
                 // Values the table allows and OutboxEvent refuses (a blank event type, aggregate, destination or
                 // header name): thrown here, after the claim committed its lease, it would fail every claim.
                 problem = notAnEvent(notAnEvent);
             }
         }
-        return new Claimed(eventId, aggregate, null, problem);
+        return new Claimed(eventId, aggregate, null, problem, behind);
     }
 
     /** The reason a row OutboxEvent refused is parked with: the column, OutboxEvent's message, and the fix. */

@@ -9,7 +9,9 @@ import java.util.ArrayList;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashSet;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 
 /**
@@ -64,5 +66,30 @@ public final class ClaimRule {
             }
         }
         return selected;
+    }
+
+    /**
+     * Whether a claim that took {@code selected} holds back an unsent row of one of its aggregates: a later row of
+     * such an aggregate outside the batch, which its outcome may make claimable (ClaimBatch holdsBack). Only for an
+     * ordered batch short of the batch size: after a full one the engine claims again anyway.
+     */
+    public static boolean holdsBack(Collection<RowState> rows, List<Long> selected, ClaimRequest request) {
+        if (request.ordering() != Ordering.PER_AGGREGATE || selected.isEmpty() || selected.size() >= request.maxRows()) {
+            return false;
+        }
+        Set<Long> taken = new HashSet<>(selected);
+        Map<AggregateRef, Long> lastTaken = new HashMap<>();
+        for (RowState row : rows) {
+            if (taken.contains(row.sequence())) {
+                lastTaken.merge(row.aggregate(), row.sequence(), Math::max);
+            }
+        }
+        for (RowState row : rows) {
+            Long last = lastTaken.get(row.aggregate());
+            if (last != null && row.status() != RowStatus.SENT && row.sequence() > last && !taken.contains(row.sequence())) {
+                return true;
+            }
+        }
+        return false;
     }
 }

@@ -427,8 +427,11 @@ public final class DeliveryEngine implements AutoCloseable {
 
     // ---------------------------------------------------------------- workers
 
-    /** How a worker's cycle ended; {@code HANDED}: a partial batch went to the worker's publish stage. */
-    private enum Cycle { EMPTY, PARTIAL, FULL, FAILED, HANDED }
+    /**
+     * How a worker's cycle ended; {@code HANDED}: a partial batch went to the worker's publish stage;
+     * {@code HOLDING}: a partial batch that held back a later row of one of its aggregates (ClaimBatch holdsBack).
+     */
+    private enum Cycle { EMPTY, PARTIAL, HOLDING, FULL, FAILED, HANDED }
 
     private void runWorker(int index, Stage stage) {
         try {
@@ -478,10 +481,15 @@ public final class DeliveryEngine implements AutoCloseable {
                 if (signal.isShutdown()) {
                     break;
                 }
-                if (cycle == Cycle.PARTIAL && newsWorthALook(newsBefore)) {
+                if ((cycle == Cycle.PARTIAL || cycle == Cycle.HOLDING) && newsWorthALook(newsBefore)) {
                     // A wake-up came while this batch was out; the idle worker that took it may have found the
                     // new row held back by this very batch, so look again now that its outcome is written.
                     reason = signal.newsReason();
+                    seen = signal.wakes();
+                } else if (cycle == Cycle.HOLDING) {
+                    // The store saw a row this batch held back: claimable now, and maybe nobody else will look (two
+                    // claims at once can each leave it out, and its wake-up came before either started).
+                    reason = WakeReason.HELD_BACK;
                     seen = signal.wakes();
                 } else if (cycle == Cycle.FULL) {
                     reason = WakeReason.FULL_BATCH;
@@ -723,7 +731,10 @@ public final class DeliveryEngine implements AutoCloseable {
         if (failed) {
             return Cycle.FAILED;
         }
-        return batch.size() >= settings.batchSize() ? Cycle.FULL : Cycle.PARTIAL;
+        if (batch.size() >= settings.batchSize()) {
+            return Cycle.FULL;
+        }
+        return batch.holdsBack() ? Cycle.HOLDING : Cycle.PARTIAL;
     }
 
     /**
@@ -1061,6 +1072,8 @@ public final class DeliveryEngine implements AutoCloseable {
             }
         } else if (newsWorthALook(handed.newsBefore())) {
             stage.requestClaim(signal.newsReason());
+        } else if (cycle == Cycle.HOLDING) {
+            stage.requestClaim(WakeReason.HELD_BACK);
         } else if (cycle == Cycle.FULL) {
             stage.requestClaim(WakeReason.FULL_BATCH);
         }

@@ -147,4 +147,30 @@ class ClaimRuleTest {
     void nothingClaimableGivesAnEmptyList() {
         assertThat(ClaimRule.select(List.of(), T0, ordered())).isEmpty();
     }
+
+    // ------------------------------------------------------------------ holds back
+
+    @Test
+    void aPartialOrderedBatchWithALaterUnsentRowOfItsAggregateOutsideItHoldsItBack() {
+        List<RowState> rows = List.of(aPendingDueRow(1, A), aPendingRowDueIn(2, A, Duration.ofSeconds(5)),
+                aPendingDueRow(3, B));
+        List<Long> selected = ClaimRule.select(rows, T0, ordered());
+
+        assertThat(selected).containsExactly(1L, 3L);
+        assertThat(ClaimRule.holdsBack(rows, selected, ordered())).isTrue();
+    }
+
+    @Test
+    void aBatchHoldsNothingBackWhenItTookEveryUnsentRowOfItsAggregatesOrIsFullOrUnordered() {
+        List<RowState> all = List.of(aPendingDueRow(1, A), aPendingDueRow(2, A), aRow(3, B, RowStatus.SENT),
+                aPendingDueRow(4, B));
+        assertThat(ClaimRule.holdsBack(all, List.of(1L, 2L, 4L), ordered())).isFalse();
+
+        List<RowState> behind = List.of(aPendingDueRow(1, A), aPendingRowDueIn(2, A, Duration.ofSeconds(5)));
+        assertThat(ClaimRule.holdsBack(behind, List.of(1L), request(1, Ordering.PER_AGGREGATE,
+                ParkingPolicy.HOLD_AGGREGATE))).as("a full batch").isFalse();
+        assertThat(ClaimRule.holdsBack(behind, List.of(1L), request(100, Ordering.NONE,
+                ParkingPolicy.HOLD_AGGREGATE))).as("unordered").isFalse();
+        assertThat(ClaimRule.holdsBack(behind, List.of(), ordered())).as("an empty batch").isFalse();
+    }
 }

@@ -19,10 +19,10 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * A row named by capture, claimable once its earlier sibling (in a batch in flight) is sent, that no claim takes:
@@ -83,7 +83,7 @@ class DeliveryEngineWakeHuntTest {
                     row.lease = null;
                     row.leaseUntil = null;
                 }
-                waitFor(secondStarted);
+                EngineHarness.waitFor(secondStarted, 2_000);
                 return batch;
             }
             if (n == 2) {
@@ -97,33 +97,26 @@ class DeliveryEngineWakeHuntTest {
         }
     }
 
-    private static void waitFor(CountDownLatch latch) {
-        try {
-            latch.await(2, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-    }
-
     private OutboxEvent committed(AggregateRef aggregate) {
         OutboxEvent event = anEventFor(aggregate);
         fake.add(event);
         return event;
     }
 
-    @Test
-    void aRowLeftOutByTwoClaimsAtOnceIsClaimedOnceItsSiblingIsSent() {
+    @ParameterizedTest(name = "pipelineDepth {0}")
+    @ValueSource(ints = {1, 2})
+    void aRowLeftOutByTwoClaimsAtOnceIsClaimedOnceItsSiblingIsSent(int pipelineDepth) {
         ConcurrentClaims store = new ConcurrentClaims(fake);
         HandingWakeSource source = new HandingWakeSource();
         publisher.answer = delivery -> {
             CountDownLatch gate = publishGates.get(delivery.eventId());
             if (gate != null) {
-                waitFor(gate);
+                EngineHarness.waitFor(gate, 2_000);
             }
             return PublishOutcome.acked(delivery.eventId());
         };
         engines.start(DeliveryEngine.builder().wakeSource(source), store, publisher, listener,
-                EngineHarness.oneWorker(1, Duration.ofSeconds(60)).workers(2).batchSize(500)
+                EngineHarness.oneWorker(pipelineDepth, Duration.ofSeconds(60)).workers(2).batchSize(500)
                         .ordering(Ordering.PER_AGGREGATE));
         await().atMost(SOON).until(() -> fake.claimCalls.get() >= 2 && source.listener.get() != null);
         EngineHarness.pause(200);

@@ -19,6 +19,15 @@ final class EngineHarness {
     private final List<DeliveryEngine> engines = new ArrayList<>();
 
     /** Lets {@code millis} pass (awaitility's way, so a test reads as the others). */
+    /** Waits for {@code latch} at most {@code millis}: a test's gate that must not hang the engine's threads. */
+    static void waitFor(java.util.concurrent.CountDownLatch latch, long millis) {
+        try {
+            latch.await(millis, java.util.concurrent.TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     static void pause(long millis) {
         org.awaitility.Awaitility.await().pollDelay(Duration.ofMillis(millis)).atMost(Duration.ofMillis(millis + 5_000))
                 .until(() -> true);

@@ -168,7 +168,7 @@ final class FakeOutboxStore implements OutboxStore {
         long live = rows.values().stream().filter(r -> r.status == RowStatus.PENDING && r.lease != null
                 && r.leaseUntil != null && r.leaseUntil.isAfter(now)).map(r -> r.lease).distinct().count();
         maxLiveLeases.accumulateAndGet((int) live, Math::max);
-        return new ClaimBatch(lease, claimed);
+        return new ClaimBatch(lease, claimed, ClaimRule.holdsBack(states, sequences, request));
     }
 
     private List<Row> owned(LeaseToken lease, Collection<UUID> ids) {

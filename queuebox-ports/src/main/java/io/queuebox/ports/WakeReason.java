@@ -8,6 +8,11 @@ public enum WakeReason {
     DEADLINE,
     /** The previous batch was full, so more rows are probably waiting. */
     FULL_BATCH,
+    /**
+     * The previous batch held back a later row of one of its aggregates ({@link ClaimBatch#holdsBack()}), which may
+     * be claimable now that the batch's outcome is written.
+     */
+    HELD_BACK,
     /** A capture source saw a new outbox row. */
     CAPTURE,
     /** A capture source is (re)starting its connector; delivery checks the table meanwhile. */

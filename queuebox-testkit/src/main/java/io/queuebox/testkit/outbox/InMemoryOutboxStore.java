@@ -148,6 +148,7 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxWriter<InMe
                     states.add(row.state());
                 }
             }
+            int committed = states.size();
             // Uncommitted rows are never claimed, but each holds back the later rows of its aggregate.
             for (Transaction open : openWrites) {
                 for (Row row : open.inserted) {
@@ -156,14 +157,16 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxWriter<InMe
             }
             Instant leaseUntil = now.plus(request.leaseLength());
             List<ClaimedDelivery> deliveries = new ArrayList<>();
-            for (long sequence : ClaimRule.select(states, now, request)) {
+            List<Long> selected = ClaimRule.select(states, now, request);
+            for (long sequence : selected) {
                 Row row = rows.get(sequence);
                 row.lease = token;
                 row.leaseUntil = leaseUntil;
                 row.leaseOwner = request.owner();
                 deliveries.add(new ClaimedDelivery(row.sequence, row.event, row.attempts, token, row.createdAt));
             }
-            return new ClaimBatch(token, deliveries);
+            return new ClaimBatch(token, deliveries, ClaimRule.holdsBack(states.subList(0, committed), selected,
+                    request));
         } finally {
             lock.unlock();
         }
