@@ -145,4 +145,26 @@ class PostgresClaimHoldsBackTest {
         assertThat(next.deliveries()).extracting(ClaimedDelivery::eventId).containsAll(b.subList(0, 4));
         end(next);
     }
+    /**
+     * A batch left short by parking at claim: the first round was full (an undeliverable row and a1), so its rows
+     * did not look behind; the second round cannot take a2 behind a1. The batch still holds a2 back (review of
+     * 63c03e8).
+     */
+    @ParameterizedTest(name = "holdRowLocks {0}")
+    @ValueSource(booleans = {false, true})
+    void aBatchLeftShortByParkingAtClaimSaysItHoldsBack(boolean holdRowLocks) {
+        schema(holdRowLocks);
+        db.insertRow(settings, "bad", "created", "[]"); // headers not an object: parked at claim
+        UUID a1 = insert("a");
+        insert("a");
+
+        ClaimBatch batch = store.claim(new ClaimRequest("holds-back-test", 2, Duration.ofSeconds(30),
+                Ordering.PER_AGGREGATE, ParkingPolicy.CONTINUE_AGGREGATE));
+        try {
+            assertThat(batch.deliveries()).extracting(ClaimedDelivery::eventId).containsExactly(a1);
+            assertThat(batch.holdsBack()).as("a batch of 1 row (maxRows 2), a2 ready behind a1").isTrue();
+        } finally {
+            end(batch);
+        }
+    }
 }
