@@ -98,7 +98,9 @@ final class PostgresOutboxStore implements OutboxStore {
                         claimed.add(delivery);
                     }
                 }
-                holdsBack[0] |= round.holdsBack();
+                // A round's rows say what stays behind only when that round came back short; a batch left short by
+                // parking at claim may hold rows back behind a row an earlier, full round took.
+                holdsBack[0] |= round.holdsBack() || round.parked();
                 parked = round.parked();
                 rounds++;
             } while (parked && claimed.size() < request.maxRows() && rounds < MAX_CLAIM_ROUNDS
@@ -106,7 +108,9 @@ final class PostgresOutboxStore implements OutboxStore {
             return claimed;
         });
         deliveries.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
-        return new ClaimBatch(token, deliveries, holdsBack[0] && !deliveries.isEmpty());
+        boolean ordered = request.ordering() == Ordering.PER_AGGREGATE;
+        return new ClaimBatch(token, deliveries, ordered && holdsBack[0] && !deliveries.isEmpty()
+                && deliveries.size() < request.maxRows());
     }
 
     /**
@@ -148,7 +152,7 @@ final class PostgresOutboxStore implements OutboxStore {
                     again = true;
                 } else {
                     claimed.addAll(round.deliveries());
-                    holdsBack |= round.holdsBack();
+                    holdsBack |= round.holdsBack() || round.parked();
                     again = round.again();
                 }
                 rounds++;
@@ -164,7 +168,8 @@ final class PostgresOutboxStore implements OutboxStore {
             claimed.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
             held.put(token, new HeldClaim(handle, claimed.stream().map(ClaimedDelivery::eventId).toList(),
                     request.leaseLength()));
-            return new ClaimBatch(token, claimed, holdsBack);
+            return new ClaimBatch(token, claimed, request.ordering() == Ordering.PER_AGGREGATE && (holdsBack || parkedAny)
+                    && claimed.size() < request.maxRows());
         } catch (RuntimeException | Error e) {
             try {
                 handle.rollback();
@@ -274,8 +279,10 @@ final class PostgresOutboxStore implements OutboxStore {
             boolean parked = !undeliverable.isEmpty();
             List<ClaimedDelivery> kept = keptInOrder(inOrder, locked);
             Round round = new Round(kept, parked, parked || locked.size() < toLock.size()).holding(chosen);
-            // Rows cut behind a chosen row another claimer took stay locked by this claim until it ends: behind it.
-            return kept.size() < locked.size() ? new Round(kept, parked, round.again(), true) : round;
+            // Rows cut behind a chosen row another claimer took stay locked by this claim until it ends, and a chosen
+            // row another claimer took may sit behind a row this claim keeps: either way rows wait behind a batch.
+            return kept.size() < locked.size() || locked.size() < toLock.size()
+                    ? new Round(kept, parked, round.again(), true) : round;
         } else {
             List<UUID> locked = plain(handle.createQuery(sql.lockUnordered))
                     .bind("maxRows", maxRows)

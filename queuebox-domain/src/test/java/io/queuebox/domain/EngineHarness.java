@@ -18,7 +18,6 @@ final class EngineHarness {
 
     private final List<DeliveryEngine> engines = new ArrayList<>();
 
-    /** Lets {@code millis} pass (awaitility's way, so a test reads as the others). */
     /** Waits for {@code latch} at most {@code millis}: a test's gate that must not hang the engine's threads. */
     static void waitFor(java.util.concurrent.CountDownLatch latch, long millis) {
         try {
@@ -28,6 +27,7 @@ final class EngineHarness {
         }
     }
 
+    /** Lets {@code millis} pass (awaitility's way, so a test reads as the others). */
     static void pause(long millis) {
         org.awaitility.Awaitility.await().pollDelay(Duration.ofMillis(millis)).atMost(Duration.ofMillis(millis + 5_000))
                 .until(() -> true);
