@@ -8,12 +8,8 @@ import io.queuebox.ports.ClaimedDelivery;
 import io.queuebox.ports.Ordering;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.ParkingPolicy;
-import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
-import java.util.List;
 import java.util.UUID;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -32,9 +28,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 class PostgresClaimPlanTest {
 
     private static final int BATCH = 100;
-    private static final Pattern PARAMETER = Pattern.compile("(?<!:):([a-zA-Z]+)");
-    private static final Pattern TOP_ROWS = Pattern.compile("actual time=[0-9.]+\\.\\.[0-9.]+ rows=(\\d+)");
-    private static final Pattern SHARED = Pattern.compile("Buffers: shared(?: hit=(\\d+))?(?: read=(\\d+))?");
+    private static final Pattern SHARED = PlanProbe.SHARED;
 
     private static TestDatabase db;
     private static PostgresOutboxSettings settings;
@@ -136,7 +130,7 @@ class PostgresClaimPlanTest {
                 + " WHERE seq IN (SELECT seq FROM " + settings.qualifiedTable() + " ORDER BY seq LIMIT "
                 + OutboxSql.claimWindow(BATCH) + ")");
         db.execute("ANALYZE " + settings.qualifiedTable());
-        Plan plan = explain(sql.claimOrdered, "maxRows", BATCH, "window", OutboxSql.claimWindow(BATCH),
+        PlanProbe.Plan plan = explain(sql.claimOrdered, "maxRows", BATCH, "window", OutboxSql.claimWindow(BATCH),
                 "parkedHolds", true, "owner", "'plan-test'", "token", "'" + UUID.randomUUID() + "'::uuid",
                 "leaseMicros", 30_000_000L);
         assertThat(plan.rows()).as("rows the claim returned: %s", plan.text()).isEqualTo(BATCH);
@@ -164,7 +158,7 @@ class PostgresClaimPlanTest {
         if (analyzed) {
             db.execute("ANALYZE " + settings.qualifiedTable());
         }
-        Plan plan = explain(sql.claimOrdered, "maxRows", BATCH, "window", OutboxSql.claimWindow(BATCH),
+        PlanProbe.Plan plan = explain(sql.claimOrdered, "maxRows", BATCH, "window", OutboxSql.claimWindow(BATCH),
                 "parkedHolds", true, "owner", "'plan-test'", "token", "'" + UUID.randomUUID() + "'::uuid",
                 "leaseMicros", 30_000_000L);
         assertThat(plan.rows()).as("rows the claim returned: %s", plan.text()).isEqualTo(100);
@@ -221,7 +215,7 @@ class PostgresClaimPlanTest {
         empty();
         insertOverAggregates(20_000, aggregates, "'pending'");
         db.execute("ANALYZE " + settings.qualifiedTable());
-        Plan plan = explain(statement, "maxRows", 500, "window", OutboxSql.claimWindow(500),
+        PlanProbe.Plan plan = explain(statement, "maxRows", 500, "window", OutboxSql.claimWindow(500),
                 "parkedHolds", true, "owner", "'plan-test'", "token", "'" + UUID.randomUUID() + "'::uuid",
                 "leaseMicros", 30_000_000L, "taken", "'{}'::uuid[]");
         assertThat(plan.rows()).as("rows the claim returned: %s", plan.text()).isEqualTo(500);
@@ -235,23 +229,11 @@ class PostgresClaimPlanTest {
         db.execute("ANALYZE " + settings.qualifiedTable());
         db.execute("DELETE FROM " + settings.qualifiedTable());
         insertOverAggregates(pending, 1_000, "'pending'");
-        Plan plan = explain(statement, "maxRows", BATCH, "window", OutboxSql.claimWindow(BATCH),
+        PlanProbe.Plan plan = explain(statement, "maxRows", BATCH, "window", OutboxSql.claimWindow(BATCH),
                 "parkedHolds", true, "owner", "'plan-test'", "token", "'" + UUID.randomUUID() + "'::uuid",
                 "leaseMicros", 30_000_000L, "taken", "'{}'::uuid[]");
         assertThat(plan.rows()).as("rows the claim returned: %s", plan.text()).isEqualTo(BATCH);
         return plan.buffers();
-    }
-
-    /** {@code rows} rows with the given status, spread round-robin over {@code aggregates} aggregates. */
-    private static void insertOverAggregates(int rows, int aggregates, String status) {
-        // Several transactions: each holds one write lock per aggregate until it commits (V2).
-        for (int from = 1; from <= rows; from += 5_000) {
-            db.execute("INSERT INTO " + settings.qualifiedTable()
-                    + " (event_id, aggregate_type, aggregate_id, event_type, payload, status, sent_at)"
-                    + " SELECT gen_random_uuid(), 'order', 'agg-' || (g % " + aggregates + "), 'created',"
-                    + " decode(repeat('ab', 100), 'hex'), " + status + ", CASE WHEN " + status
-                    + " = 'sent' THEN now() END FROM generate_series(" + from + ", " + Math.min(rows, from + 4_999) + ") g");
-        }
     }
 
     // ------------------------------------------------------------------------------- lease renewal
@@ -265,7 +247,7 @@ class PostgresClaimPlanTest {
                 + " WHERE seq IN (SELECT seq FROM " + settings.qualifiedTable() + " ORDER BY seq DESC LIMIT 10)");
         db.execute("ANALYZE " + settings.qualifiedTable());
 
-        Plan plan = explain(sql.renew, "token", "'" + token + "'::uuid", "leaseMicros", 30_000_000L);
+        PlanProbe.Plan plan = explain(sql.renew, "token", "'" + token + "'::uuid", "leaseMicros", 30_000_000L);
 
         assertThat(plan.text()).contains("Update on");
         // The search must not grow with the backlog; the writes grow with the rows and their index
@@ -291,45 +273,18 @@ class PostgresClaimPlanTest {
     }
 
     /** The shared buffers of the node under the top one: for an UPDATE, the search for its rows. */
-    private static long searchBuffers(Plan plan) {
+    private static long searchBuffers(PlanProbe.Plan plan) {
         Matcher buffers = SHARED.matcher(plan.text());
         assertThat(buffers.find() && buffers.find()).as("a second node with buffers in %s", plan.text()).isTrue();
         return (buffers.group(1) == null ? 0 : Long.parseLong(buffers.group(1)))
                 + (buffers.group(2) == null ? 0 : Long.parseLong(buffers.group(2)));
     }
 
-    /** A plan as it ran: the text, the rows of its top node and the shared buffers it touched in all. */
-    private record Plan(String text, long rows, long buffers) {
+    private static PlanProbe.Plan explain(String statementSql, Object... parameters) throws SQLException {
+        return PlanProbe.explain(db, statementSql, parameters);
     }
 
-    /** The statement's plan as it ran, with its named parameters written in as literals; rolled back. */
-    private static Plan explain(String statementSql, Object... parameters) throws SQLException {
-        String text = statementSql;
-        for (int i = 0; i < parameters.length; i += 2) {
-            String name = (String) parameters[i];
-            String value = String.valueOf(parameters[i + 1]);
-            text = PARAMETER.matcher(text).replaceAll(match -> Matcher.quoteReplacement(
-                    match.group(1).equals(name) ? value : match.group()));
-        }
-        assertThat(PARAMETER.matcher(text).find()).as("every parameter written in: %s", text).isFalse();
-        StringBuilder plan = new StringBuilder();
-        try (Connection connection = db.dataSource.getConnection()) {
-            connection.setAutoCommit(false);
-            try (Statement statement = connection.createStatement();
-                 ResultSet rs = statement.executeQuery("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + text)) {
-                while (rs.next()) {
-                    plan.append(rs.getString(1)).append('\n');
-                }
-            } finally {
-                connection.rollback();
-            }
-        }
-        // The top node comes first; the first Buffers line is its own, totalled over the whole plan.
-        Matcher rows = TOP_ROWS.matcher(plan.toString().split("\n")[0]);
-        Matcher buffers = SHARED.matcher(plan);
-        assertThat(rows.find() && buffers.find()).as("top node and its buffers in %s", plan).isTrue();
-        long shared = (buffers.group(1) == null ? 0 : Long.parseLong(buffers.group(1)))
-                + (buffers.group(2) == null ? 0 : Long.parseLong(buffers.group(2)));
-        return new Plan(plan.toString(), Long.parseLong(rows.group(1)), shared);
+    private static void insertOverAggregates(int rows, int aggregates, String status) {
+        PlanProbe.insertOverAggregates(db, settings, rows, aggregates, status);
     }
 }

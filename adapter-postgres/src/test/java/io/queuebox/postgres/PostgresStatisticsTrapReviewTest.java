@@ -9,8 +9,6 @@ import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -25,9 +23,6 @@ import org.junit.jupiter.params.provider.ValueSource;
 class PostgresStatisticsTrapReviewTest {
 
     private static final int BATCH = 100;
-    private static final Pattern PARAMETER = Pattern.compile("(?<!:):([a-zA-Z]+)");
-    private static final Pattern TOP_ROWS = Pattern.compile("actual time=[0-9.]+\\.\\.[0-9.]+ rows=(\\d+)");
-    private static final Pattern SHARED = Pattern.compile("Buffers: shared(?: hit=(\\d+))?(?: read=(\\d+))?");
 
     private static TestDatabase db;
     private static PostgresOutboxSettings settings;
@@ -73,7 +68,7 @@ class PostgresStatisticsTrapReviewTest {
         empty();
         insertOverAggregates(pending, 5, "'pending'");
         db.execute("ANALYZE " + settings.qualifiedTable());
-        Plan plan = explain(sql.claimOrdered, "maxRows", BATCH, "window", OutboxSql.claimWindow(BATCH),
+        PlanProbe.Plan plan = explain(sql.claimOrdered, "maxRows", BATCH, "window", OutboxSql.claimWindow(BATCH),
                 "parkedHolds", true, "owner", "'review'", "token", "'" + UUID.randomUUID() + "'::uuid",
                 "leaseMicros", 30_000_000L);
         assertThat(plan.rows()).as("rows the claim returned: %s", plan.text()).isEqualTo(BATCH);
@@ -133,48 +128,13 @@ class PostgresStatisticsTrapReviewTest {
                 "leaseMicros", 30_000_000L).buffers();
     }
 
-    // --------------------------------------------------------- helpers (as in PostgresClaimPlanTest)
+    // --------------------------------------------------------- helpers
 
     private static void insertOverAggregates(int rows, int aggregates, String status) {
-        for (int from = 1; from <= rows; from += 5_000) {
-            db.execute("INSERT INTO " + settings.qualifiedTable()
-                    + " (event_id, aggregate_type, aggregate_id, event_type, payload, status, sent_at)"
-                    + " SELECT gen_random_uuid(), 'order', 'agg-' || (g % " + aggregates + "), 'created',"
-                    + " decode(repeat('ab', 100), 'hex'), " + status + ", CASE WHEN " + status
-                    + " = 'sent' THEN now() END FROM generate_series(" + from + ", " + Math.min(rows, from + 4_999) + ") g");
-        }
+        PlanProbe.insertOverAggregates(db, settings, rows, aggregates, status);
     }
 
-    private record Plan(String text, long rows, long buffers) {
-    }
-
-    /** The statement's plan as it ran, named parameters written in as literals (unused ones ignored); rolled back. */
-    private static Plan explain(String statementSql, Object... parameters) throws SQLException {
-        String text = statementSql;
-        for (int i = 0; i < parameters.length; i += 2) {
-            String name = (String) parameters[i];
-            String value = String.valueOf(parameters[i + 1]);
-            text = PARAMETER.matcher(text).replaceAll(match -> Matcher.quoteReplacement(
-                    match.group(1).equals(name) ? value : match.group()));
-        }
-        assertThat(PARAMETER.matcher(text).find()).as("every parameter written in: %s", text).isFalse();
-        StringBuilder plan = new StringBuilder();
-        try (Connection connection = db.dataSource.getConnection()) {
-            connection.setAutoCommit(false);
-            try (Statement statement = connection.createStatement();
-                 ResultSet rs = statement.executeQuery("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + text)) {
-                while (rs.next()) {
-                    plan.append(rs.getString(1)).append('\n');
-                }
-            } finally {
-                connection.rollback();
-            }
-        }
-        Matcher rows = TOP_ROWS.matcher(plan.toString().split("\n")[0]);
-        Matcher buffers = SHARED.matcher(plan);
-        assertThat(rows.find() && buffers.find()).as("top node and its buffers in %s", plan).isTrue();
-        long shared = (buffers.group(1) == null ? 0 : Long.parseLong(buffers.group(1)))
-                + (buffers.group(2) == null ? 0 : Long.parseLong(buffers.group(2)));
-        return new Plan(plan.toString(), Long.parseLong(rows.group(1)), shared);
+    private static PlanProbe.Plan explain(String statementSql, Object... parameters) throws SQLException {
+        return PlanProbe.explain(db, statementSql, parameters);
     }
 }
