@@ -108,9 +108,7 @@ final class PostgresOutboxStore implements OutboxStore {
             return claimed;
         });
         deliveries.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
-        boolean ordered = request.ordering() == Ordering.PER_AGGREGATE;
-        return new ClaimBatch(token, deliveries, ordered && holdsBack[0] && !deliveries.isEmpty()
-                && deliveries.size() < request.maxRows());
+        return new ClaimBatch(token, deliveries, holdsBack(request, deliveries.size(), holdsBack[0]));
     }
 
     /**
@@ -168,8 +166,7 @@ final class PostgresOutboxStore implements OutboxStore {
             claimed.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
             held.put(token, new HeldClaim(handle, claimed.stream().map(ClaimedDelivery::eventId).toList(),
                     request.leaseLength()));
-            return new ClaimBatch(token, claimed, request.ordering() == Ordering.PER_AGGREGATE && (holdsBack || parkedAny)
-                    && claimed.size() < request.maxRows());
+            return new ClaimBatch(token, claimed, holdsBack(request, claimed.size(), holdsBack || parkedAny));
         } catch (RuntimeException | Error e) {
             try {
                 handle.rollback();
@@ -359,6 +356,14 @@ final class PostgresOutboxStore implements OutboxStore {
             }
         }
         return kept;
+    }
+
+    /**
+     * Whether a batch of {@code size} rows holds rows back (ClaimBatch holdsBack), given that a round saw a row behind
+     * or parked rows: only an ordered, non-empty batch short of the batch size, as ClaimRule.holdsBack states it.
+     */
+    private static boolean holdsBack(ClaimRequest request, int size, boolean sawBehind) {
+        return sawBehind && request.ordering() == Ordering.PER_AGGREGATE && size > 0 && size < request.maxRows();
     }
 
     /** What one claim statement gave: its deliveries, and whether it parked rows at claim. */

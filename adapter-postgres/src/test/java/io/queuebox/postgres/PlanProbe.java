@@ -19,6 +19,16 @@ final class PlanProbe {
     private PlanProbe() {
     }
 
+    /**
+     * The statistics of an outbox in its steady state: 20,000 sent rows over 1,000 aggregates, analyzed, then purged.
+     * What (auto)analyze last saw when a backlog builds up: almost no row pending.
+     */
+    static void statisticsOfSentRows(TestDatabase db, PostgresOutboxSettings settings) {
+        insertOverAggregates(db, settings, 20_000, 1_000, "'sent'");
+        db.execute("ANALYZE " + settings.qualifiedTable());
+        db.execute("DELETE FROM " + settings.qualifiedTable());
+    }
+
     /** {@code rows} rows with the given status, spread round-robin over {@code aggregates} aggregates. */
     static void insertOverAggregates(TestDatabase db, PostgresOutboxSettings settings, int rows, int aggregates,
                                      String status) {

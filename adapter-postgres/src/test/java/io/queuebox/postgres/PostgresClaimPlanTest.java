@@ -145,9 +145,7 @@ class PostgresClaimPlanTest {
     private long claimBuffersBehindABlockedHead(int tail, String blockHead, boolean analyzed) throws Exception {
         empty();
         if (!analyzed) {
-            insertOverAggregates(20_000, 1_000, "'sent'");
-            db.execute("ANALYZE " + settings.qualifiedTable());
-            db.execute("DELETE FROM " + settings.qualifiedTable());
+            PlanProbe.statisticsOfSentRows(db, settings);
         }
         insertRows("hot", tail + 1);
         for (int i = 0; i < 50; i++) {
@@ -225,9 +223,7 @@ class PostgresClaimPlanTest {
     /** A table of sent rows, analyzed, then emptied by its purge and refilled with {@code pending} rows. */
     private long claimBuffersUnderStatisticsOfSentRows(String statement, int pending) throws Exception {
         empty();
-        insertOverAggregates(20_000, 1_000, "'sent'");
-        db.execute("ANALYZE " + settings.qualifiedTable());
-        db.execute("DELETE FROM " + settings.qualifiedTable());
+        PlanProbe.statisticsOfSentRows(db, settings);
         insertOverAggregates(pending, 1_000, "'pending'");
         PlanProbe.Plan plan = explain(statement, "maxRows", BATCH, "window", OutboxSql.claimWindow(BATCH),
                 "parkedHolds", true, "owner", "'plan-test'", "token", "'" + UUID.randomUUID() + "'::uuid",

@@ -103,9 +103,7 @@ class PostgresStatisticsTrapReviewTest {
     /** A table of sent rows, analyzed, purged, refilled with {@code pending} rows of which the last 10 are leased. */
     private long buffersUnderStatisticsOfSentRows(String statement, int pending) throws Exception {
         empty();
-        insertOverAggregates(20_000, 1_000, "'sent'");
-        db.execute("ANALYZE " + settings.qualifiedTable());
-        db.execute("DELETE FROM " + settings.qualifiedTable());
+        PlanProbe.statisticsOfSentRows(db, settings);
         insertOverAggregates(pending, 1_000, "'pending'");
         UUID token = UUID.randomUUID();
         db.execute("UPDATE " + settings.qualifiedTable() + " SET lease_token = '" + token + "',"

@@ -9,7 +9,7 @@ package io.queuebox.bench;
  * rows per second, whatever it does itself (its own CPU comes on top). Both figures are above the machine's idle
  * rate, measured in the same run.
  */
-record CoRunBound(double rowsPerSecond, double cpuBoundRowsPerSecond, double floorMs, double brokerMs) {
+record CoRunBound(double rowsPerSecond, double cpuBoundRowsPerSecond) {
 
     /** The bound for one floor and one broker run of the same rows; null when the machine's CPU is not known. */
     static CoRunBound of(Run floor, Run broker) {
@@ -25,6 +25,6 @@ record CoRunBound(double rowsPerSecond, double cpuBoundRowsPerSecond, double flo
         }
         double budget = cores * 1000.0 - idleMillisPerSecond;
         double cpuBound = budget * 1000.0 / (f + b);
-        return new CoRunBound(Math.min(cpuBound, Math.min(floor.rowsPerSecond(), broker.rowsPerSecond())), cpuBound, f, b);
+        return new CoRunBound(Math.min(cpuBound, Math.min(floor.rowsPerSecond(), broker.rowsPerSecond())), cpuBound);
     }
 }
