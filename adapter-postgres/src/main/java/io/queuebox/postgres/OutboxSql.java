@@ -229,23 +229,28 @@ final class OutboxSql {
         // walked every unsent row per candidate when analyze had seen a table of sent rows (6 s for one claim with
         // 30,000 pending), and kept as a subplan, a sequential scan per candidate when the backlog spans a few
         // aggregates; and it walked all earlier siblings of a hot aggregate for each candidate.
-        String headHolds = "(SELECT h.seq < o.seq AND ((h.status = 'pending' AND (" + READY_AT.replace("%", "h")
-                + " > now()" + heldToo.replace("%", "h") + ")) OR h.status = 'parked') FROM " + t + " h"
+        // The lookup also keeps the head's seq (head_seq): a candidate that is its aggregate's head and its only
+        // candidate has no earlier row to miss, so gaps need not look (in a drain over many aggregates, every one).
+        // A lateral subquery with LIMIT is never flattened either: still one descent per candidate.
+        String head = " LEFT JOIN LATERAL (SELECT h.seq AS head_seq, h.seq < o.seq AND ((h.status = 'pending' AND ("
+                + READY_AT.replace("%", "h") + " > now()" + heldToo.replace("%", "h") + ")) OR h.status = 'parked') AS holds"
+                + " FROM " + t + " h"
                 + " WHERE h.aggregate_type = o.aggregate_type AND h.aggregate_id = o.aggregate_id AND h.status <> 'sent'"
-                + " AND " + holds.replace("%", "h") + " ORDER BY h.aggregate_type, h.aggregate_id, h.seq LIMIT 1)";
-        String near = "near AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id FROM " + t + " o"
+                + " AND " + holds.replace("%", "h") + " ORDER BY h.aggregate_type, h.aggregate_id, h.seq LIMIT 1) hd ON true";
+        String near = "near AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id, hd.head_seq FROM "
+                + t + " o" + head
                 + " WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()"
                 + " AND o.seq <= (SELECT seq FROM window_end)" + notHeld
-                + " AND NOT COALESCE(" + headHolds + ", false)"
+                + " AND NOT COALESCE(hd.holds, false)"
                 + " ORDER BY o.seq LIMIT :maxRows" + lockOrSkipHeld + ")";
         String needFar = "need_far AS MATERIALIZED (SELECT (SELECT count(*) FROM near) < :maxRows"
                 + " AND (SELECT pending FROM window_end) >= :window AS yes)";
-        String head = "SELECT h.aggregate_type, h.aggregate_id, h.seq, h.status, "
+        String headRow = "SELECT h.aggregate_type, h.aggregate_id, h.seq, h.status, "
                 + (held ? heldOrTaken.replace("%", "h") : "false") + " AS held, " + READY_AT.replace("%", "h")
                 + " AS ready_at FROM " + t + " h WHERE h.status <> 'sent' AND " + holds.replace("%", "h");
-        String heads = "heads AS (SELECT * FROM (" + head + " AND (SELECT yes FROM need_far)"
+        String heads = "heads AS (SELECT * FROM (" + headRow + " AND (SELECT yes FROM need_far)"
                 + " ORDER BY h.aggregate_type, h.aggregate_id, h.seq LIMIT 1) first_head"
-                + " UNION ALL SELECT n.* FROM heads p CROSS JOIN LATERAL (" + head
+                + " UNION ALL SELECT n.* FROM heads p CROSS JOIN LATERAL (" + headRow
                 + " AND (h.aggregate_type, h.aggregate_id) > (p.aggregate_type, p.aggregate_id)"
                 + " ORDER BY h.aggregate_type, h.aggregate_id, h.seq LIMIT 1) n)";
         String farHeads = "far_heads AS MATERIALIZED (SELECT h.aggregate_type, h.aggregate_id, h.seq FROM heads h"
@@ -261,20 +266,24 @@ final class OutboxSql {
                 + " LIMIT (SELECT greatest(1, :maxRows / greatest(1, count(*))) FROM far_heads)) r)";
         // Gated by need_far itself: with nothing to look up, the planner may still walk every pending row for the
         // empty id list when the statistics say there are none.
-        String far = "far AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id FROM " + t + " o"
+        String far = "far AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id, NULL::bigint AS head_seq"
+                + " FROM " + t + " o"
                 + " WHERE o.event_id = ANY (ARRAY(SELECT f.event_id FROM far_rows f"
                 + " WHERE NOT f.cut AND f.status = 'pending'))"
                 + " AND (SELECT yes FROM need_far) AND o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()" + notHeld
                 + " ORDER BY o.seq LIMIT :maxRows" + lockOrSkipHeld + ")";
         String candidates = "candidates AS MATERIALIZED (SELECT * FROM (SELECT * FROM near UNION ALL SELECT * FROM far) c"
                 + " ORDER BY c.seq LIMIT :maxRows)";
-        String gaps = "gaps AS MATERIALIZED (SELECT a.aggregate_type, a.aggregate_id, (SELECT min(e.seq) FROM " + t + " e"
+        // The head is the first row that would count as a gap (the same predicate): an aggregate whose only
+        // candidate is its head has none, and is not looked up.
+        String gaps = "gaps AS MATERIALIZED (SELECT a.aggregate_type, a.aggregate_id, CASE WHEN a.n_rows = 1"
+                + " AND a.last_seq = a.head_seq THEN NULL ELSE (SELECT min(e.seq) FROM " + t + " e"
                 + " WHERE e.aggregate_type = a.aggregate_type AND e.aggregate_id = a.aggregate_id"
                 + " AND e.seq < a.last_seq AND e.status <> 'sent'"
                 + " AND " + holds.replace("%", "e")
-                + " AND e.event_id NOT IN (SELECT x.event_id FROM candidates x)) AS first_gap"
-                + " FROM (SELECT aggregate_type, aggregate_id, max(seq) AS last_seq FROM candidates"
-                + " GROUP BY aggregate_type, aggregate_id) a)";
+                + " AND e.event_id NOT IN (SELECT x.event_id FROM candidates x)) END AS first_gap"
+                + " FROM (SELECT aggregate_type, aggregate_id, max(seq) AS last_seq, count(*) AS n_rows,"
+                + " min(head_seq) AS head_seq FROM candidates GROUP BY aggregate_type, aggregate_id) a)";
         String claimable = "claimable AS (SELECT c.* FROM candidates c JOIN gaps g"
                 + " ON g.aggregate_type = c.aggregate_type AND g.aggregate_id = c.aggregate_id"
                 + " WHERE g.first_gap IS NULL OR c.seq < g.first_gap)";

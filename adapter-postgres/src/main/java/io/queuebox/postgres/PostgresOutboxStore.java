@@ -34,6 +34,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
@@ -53,6 +54,13 @@ final class PostgresOutboxStore implements OutboxStore {
     private final PostgresOutboxSettings settings;
     private final OutboxSql sql;
     private final Map<LeaseToken, HeldClaim> held = new ConcurrentHashMap<>();
+    /**
+     * Held ordered claims of this store choose and lock one at a time. The choice locks nothing, so two claims
+     * that chose at once chose the same rows, and the one that locked second found them taken and chose again:
+     * with two workers, nearly every other claim did the choosing twice (measured: 773 choices for 404 claims).
+     * Claims of other processes can still race; they lose nothing by it, only a round.
+     */
+    private final ReentrantLock orderedChoice = new ReentrantLock();
 
     PostgresOutboxStore(Jdbi jdbi, PostgresOutboxSettings settings) {
         this.jdbi = Objects.requireNonNull(jdbi, "jdbi");
@@ -237,72 +245,83 @@ final class PostgresOutboxStore implements OutboxStore {
      */
     private Round lockRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken) {
         boolean ordered = request.ordering() == Ordering.PER_AGGREGATE;
-        List<Claimed> claimed;
         if (ordered) {
-            List<Claimed> chosen = plain(handle.createQuery(sql.chooseOrdered))
-                    .bind("maxRows", maxRows)
-                    .bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
-                    .bind("window", OutboxSql.claimWindow(maxRows))
-                    .bindArray("taken", UUID.class, taken)
-                    .map((rs, ctx) -> claimed(rs, token, true))
-                    .list();
-            if (chosen.isEmpty()) {
-                return new Round(List.of(), false);
+            orderedChoice.lock();
+            try {
+                return lockOrderedRound(handle, request, token, maxRows, taken);
+            } finally {
+                orderedChoice.unlock();
             }
-            List<Claimed> undeliverable = chosen.stream().filter(c -> c.undeliverable() != null).toList();
-            List<Claimed> toLock = chosen;
-            List<Claimed> inOrder = chosen;
-            if (!undeliverable.isEmpty()) {
-                // Parked before anything is locked, in a transaction of their own, so the parking shows at once and
-                // not when this batch's outcomes do; under HOLD_AGGREGATE the rows behind them are not taken.
-                Set<UUID> parkedIds = jdbi.withHandle(own -> parkHeld(own, undeliverable));
-                toLock = Sorted.of(chosen, request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE).deliverable();
-                // One the parking skipped (another transaction locks it: HELD misses a savepoint's or two
-                // share-lockers' lock) is neither parked nor delivered: it stays in the order check, unlocked,
-                // so it cuts its aggregate there, whatever the parking policy.
-                Set<UUID> lockable = toLock.stream().map(Claimed::eventId).collect(Collectors.toSet());
-                inOrder = chosen.stream().filter(c -> lockable.contains(c.eventId())
-                        || (c.undeliverable() != null && !parkedIds.contains(c.eventId()))).toList();
-            }
-            Map<UUID, Integer> locked = new HashMap<>();
-            if (!toLock.isEmpty()) {
-                plain(handle.createQuery(sql.lockChosen))
-                        .bindArray("ids", UUID.class, toLock.stream().map(Claimed::eventId).toList())
-                        .map((rs, ctx) -> Map.entry(rs.getObject("event_id", UUID.class), rs.getInt("attempts")))
-                        .forEach(entry -> locked.put(entry.getKey(), entry.getValue()));
-            }
-            taken.addAll(locked.keySet());
-            // Another claimer locked some of the chosen rows first: choose again, around the rows it now holds.
-            boolean parked = !undeliverable.isEmpty();
-            List<ClaimedDelivery> kept = keptInOrder(inOrder, locked);
-            Round round = new Round(kept, parked, parked || locked.size() < toLock.size()).holding(chosen);
-            // Rows cut behind a chosen row another claimer took stay locked by this claim until it ends, and a chosen
-            // row another claimer took may sit behind a row this claim keeps: either way rows wait behind a batch.
-            return kept.size() < locked.size() || locked.size() < toLock.size()
-                    ? new Round(kept, parked, round.again(), true) : round;
-        } else {
-            List<UUID> locked = plain(handle.createQuery(sql.lockUnordered))
-                    .bind("maxRows", maxRows)
-                    .bindArray("taken", UUID.class, taken)
-                    .mapTo(UUID.class).list();
-            if (locked.isEmpty()) {
-                return new Round(List.of(), false);
-            }
-            taken.addAll(locked);
-            claimed = plain(handle.createQuery(sql.lockedRows)).bindArray("ids", UUID.class, locked)
-                    .map((rs, ctx) -> claimed(rs, token, false)).list();
-            List<Claimed> undeliverable = claimed.stream().filter(c -> c.undeliverable() != null).toList();
-            if (undeliverable.isEmpty()) {
-                return new Round(claimed.stream().map(Claimed::delivery).toList(), false);
-            }
-            // Parked in this transaction, they would show as parked only when the batch ends; this transaction's
-            // locks keep every other one from parking them. The caller rolls back, they are parked, and it
-            // claims again.
-            handle.rollback();
-            handle.begin();
-            jdbi.useHandle(own -> parkHeld(own, undeliverable));
-            return null;
         }
+        List<UUID> locked = plain(handle.createQuery(sql.lockUnordered))
+                .bind("maxRows", maxRows)
+                .bindArray("taken", UUID.class, taken)
+                .mapTo(UUID.class).list();
+        if (locked.isEmpty()) {
+            return new Round(List.of(), false);
+        }
+        taken.addAll(locked);
+        List<Claimed> claimed = plain(handle.createQuery(sql.lockedRows)).bindArray("ids", UUID.class, locked)
+                .map((rs, ctx) -> claimed(rs, token, false)).list();
+        List<Claimed> undeliverable = claimed.stream().filter(c -> c.undeliverable() != null).toList();
+        if (undeliverable.isEmpty()) {
+            return new Round(claimed.stream().map(Claimed::delivery).toList(), false);
+        }
+        // Parked in this transaction, they would show as parked only when the batch ends; this transaction's
+        // locks keep every other one from parking them. The caller rolls back, they are parked, and it
+        // claims again.
+        handle.rollback();
+        handle.begin();
+        jdbi.useHandle(own -> parkHeld(own, undeliverable));
+        return null;
+    }
+
+    /**
+     * An ordered round of a held claim: chooses the claimable rows without locking any, then locks and reads the
+     * chosen ones (see {@link #lockRound}).
+     */
+    private Round lockOrderedRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken) {
+        List<Claimed> chosen = plain(handle.createQuery(sql.chooseOrdered))
+                .bind("maxRows", maxRows)
+                .bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
+                .bind("window", OutboxSql.claimWindow(maxRows))
+                .bindArray("taken", UUID.class, taken)
+                .map((rs, ctx) -> claimed(rs, token, true))
+                .list();
+        if (chosen.isEmpty()) {
+            return new Round(List.of(), false);
+        }
+        List<Claimed> undeliverable = chosen.stream().filter(c -> c.undeliverable() != null).toList();
+        List<Claimed> toLock = chosen;
+        List<Claimed> inOrder = chosen;
+        if (!undeliverable.isEmpty()) {
+            // Parked before anything is locked, in a transaction of their own, so the parking shows at once and
+            // not when this batch's outcomes do; under HOLD_AGGREGATE the rows behind them are not taken.
+            Set<UUID> parkedIds = jdbi.withHandle(own -> parkHeld(own, undeliverable));
+            toLock = Sorted.of(chosen, request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE).deliverable();
+            // One the parking skipped (another transaction locks it: HELD misses a savepoint's or two
+            // share-lockers' lock) is neither parked nor delivered: it stays in the order check, unlocked,
+            // so it cuts its aggregate there, whatever the parking policy.
+            Set<UUID> lockable = toLock.stream().map(Claimed::eventId).collect(Collectors.toSet());
+            inOrder = chosen.stream().filter(c -> lockable.contains(c.eventId())
+                    || (c.undeliverable() != null && !parkedIds.contains(c.eventId()))).toList();
+        }
+        Map<UUID, Integer> locked = new HashMap<>();
+        if (!toLock.isEmpty()) {
+            plain(handle.createQuery(sql.lockChosen))
+                    .bindArray("ids", UUID.class, toLock.stream().map(Claimed::eventId).toList())
+                    .map((rs, ctx) -> Map.entry(rs.getObject("event_id", UUID.class), rs.getInt("attempts")))
+                    .forEach(entry -> locked.put(entry.getKey(), entry.getValue()));
+        }
+        taken.addAll(locked.keySet());
+        // Another claimer locked some of the chosen rows first: choose again, around the rows it now holds.
+        boolean parked = !undeliverable.isEmpty();
+        List<ClaimedDelivery> kept = keptInOrder(inOrder, locked);
+        Round round = new Round(kept, parked, parked || locked.size() < toLock.size()).holding(chosen);
+        // Rows cut behind a chosen row another claimer took stay locked by this claim until it ends, and a chosen
+        // row another claimer took may sit behind a row this claim keeps: either way rows wait behind a batch.
+        return kept.size() < locked.size() || locked.size() < toLock.size()
+                ? new Round(kept, parked, round.again(), true) : round;
     }
 
     /**
