@@ -16,7 +16,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * A TCP proxy between a relay and a service that the suite can cut or slow down without closing a socket,
  * so that only the client's own timeouts can notice: {@link #cut()} stops forwarding in both directions (new
- * connections are accepted and then hang), {@link #delay} holds every chunk for a while before passing it on.
+ * connections are accepted and then hang), {@link #delay} holds every chunk for a while before passing it on,
+ * {@link #freezeClientAfter} stops reading what the service sends, as a client that froze would.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -28,6 +29,8 @@ public final class TcpProxy implements AutoCloseable {
     private volatile boolean open = true;
     private volatile long delayNanos;
     private volatile boolean closed;
+    /** Bytes of the service's sending still let through before it is no longer read; negative: no limit. */
+    private final java.util.concurrent.atomic.AtomicLong downstreamAllowance = new java.util.concurrent.atomic.AtomicLong(-1);
     private final java.util.concurrent.atomic.AtomicInteger generation = new java.util.concurrent.atomic.AtomicInteger();
 
     public TcpProxy(String targetHost, int targetPort) throws IOException {
@@ -48,12 +51,26 @@ public final class TcpProxy implements AutoCloseable {
         open = false;
     }
 
-    /** Forwards again, including what arrived during the cut. */
+    /** Forwards again, including what arrived during the cut, and reads the service again after a freeze. */
     public void restore() {
         synchronized (gate) {
             open = true;
+            downstreamAllowance.set(-1);
             gate.notifyAll();
         }
+    }
+
+    /**
+     * Lets {@code bytes} more bytes of what the service sends through, then stops reading from it, as a client
+     * process that froze (SIGSTOP) in the middle of a result would: what the service sends after that fills the
+     * socket buffers, its writes block and its kernel sees a zero window, while the client's kernel keeps
+     * answering. What the client sends still passes. {@link #restore()} reads again.
+     */
+    public void freezeClientAfter(long bytes) {
+        if (bytes < 0) {
+            throw new IllegalArgumentException("bytes must not be negative: " + bytes);
+        }
+        downstreamAllowance.set(bytes);
     }
 
     /**
@@ -94,9 +111,18 @@ public final class TcpProxy implements AutoCloseable {
         LinkedBlockingQueue<Chunk> chunks = new LinkedBlockingQueue<>();
         Thread reader = new Thread(() -> {
             byte[] buffer = new byte[16384];
+            boolean downstream = direction.equals("down");
             try (InputStream in = from.getInputStream()) {
                 int n;
-                while ((n = in.read(buffer)) >= 0) {
+                while (true) {
+                    int want = downstream ? awaitAllowance(buffer.length) : buffer.length;
+                    if ((n = in.read(buffer, 0, want)) < 0) {
+                        break;
+                    }
+                    if (downstream) {
+                        int read = n;
+                        downstreamAllowance.getAndUpdate(left -> left < 0 ? left : Math.max(0, left - read));
+                    }
                     chunks.add(new Chunk(Arrays.copyOf(buffer, n), System.nanoTime()));
                 }
             } catch (IOException ignored) {
@@ -131,6 +157,22 @@ public final class TcpProxy implements AutoCloseable {
         writer.setDaemon(true);
         reader.start();
         writer.start();
+    }
+
+    /** How many bytes the downstream reader may read now (at most {@code max}), waiting while none. */
+    private int awaitAllowance(int max) throws IOException {
+        synchronized (gate) {
+            while (downstreamAllowance.get() == 0 && !closed) {
+                try {
+                    gate.wait(100);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted while frozen", e);
+                }
+            }
+        }
+        long left = downstreamAllowance.get();
+        return left < 0 ? max : (int) Math.max(1, Math.min(max, left));
     }
 
     private void awaitOpen(int born) throws InterruptedException {
