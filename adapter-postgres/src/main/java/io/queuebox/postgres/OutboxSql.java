@@ -91,7 +91,12 @@ final class OutboxSql {
         // A statement of its own, so it reads the rows as they are now that they are locked, not as the locking
         // statement's snapshot saw them.
         lockedRows = "SELECT " + EVENT_COLUMNS + " FROM " + t + " WHERE event_id = ANY(:ids) ORDER BY seq";
-        holdFor = "SELECT set_config('idle_in_transaction_session_timeout', :millis, true)";
+        // The idle timeout ends the claim of a relay that stopped talking while the session waits for it; while
+        // PostgreSQL is still sending it a result the session is not idle, and a relay frozen then (SIGSTOP, a
+        // stalled VM) keeps acknowledging with a zero window. tcp_user_timeout bounds that too: the kernel gives
+        // up on data, or on a zero window, left unacknowledged that long (Linux; ignored on a Unix socket).
+        holdFor = "SELECT set_config('idle_in_transaction_session_timeout', :millis, true),"
+                + " set_config('tcp_user_timeout', :millis, true)";
         // The rows are locked by the held claim's own transaction: nobody else can have changed them. Each outcome
         // clears what an expired lease left on the row, so that the late outcome of a leased relay on the same
         // table (while the relays switch modes) finds its token gone and is fenced; on rows never leased the

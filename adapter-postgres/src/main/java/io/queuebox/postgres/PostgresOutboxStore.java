@@ -228,7 +228,10 @@ final class PostgresOutboxStore implements OutboxStore {
         }
     }
 
-    /** Starts (or restarts) the countdown after which PostgreSQL ends the held claim's idle transaction. */
+    /**
+     * Starts (or restarts) the countdown after which PostgreSQL ends the held claim's idle transaction, and bounds
+     * as long the time it waits on a relay that stopped reading its results.
+     */
     private void holdFor(Handle handle, Duration leaseLength) {
         long millis = Math.max(1, Math.min(Integer.MAX_VALUE, leaseLength.toMillis()));
         plain(handle.createQuery(sql.holdFor))
