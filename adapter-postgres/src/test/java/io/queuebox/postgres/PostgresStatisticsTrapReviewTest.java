@@ -121,9 +121,10 @@ class PostgresStatisticsTrapReviewTest {
         String reasons = "'{" + String.join(",", ids.stream().map(id -> "x").toList()) + "}'::text[]";
         String text = (String) OutboxSql.class.getDeclaredField(statement).get(sql);
         // Warm once (hint bits), then measure.
-        explain(text, "ids", idArray, "reasons", reasons, "token", "'" + token + "'::uuid", "leaseMicros", 30_000_000L);
+        explain(text, "ids", idArray, "reasons", reasons, "token", "'" + token + "'::uuid", "leaseMicros", 30_000_000L,
+                "millis", "'30000'");
         return explain(text, "ids", idArray, "reasons", reasons, "token", "'" + token + "'::uuid",
-                "leaseMicros", 30_000_000L).buffers();
+                "leaseMicros", 30_000_000L, "millis", "'30000'").buffers();
     }
 
     // --------------------------------------------------------- helpers
