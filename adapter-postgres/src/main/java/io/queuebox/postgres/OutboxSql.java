@@ -57,6 +57,23 @@ final class OutboxSql {
             + " AND " + NEXT_XID + " + 1000000 OR " + FULL_XMAX_IN_EPOCH
             + " IN (SELECT x::text::bigint FROM pg_snapshot_xip(pg_current_snapshot()) x)), false)";
 
+    /**
+     * How long a held claim's transaction may go unanswered, local to it: the lease length ({@code :millis}). The idle
+     * timeout ends the claim of a relay that stopped talking while the session waits for it; while PostgreSQL is still
+     * sending it a result the session is not idle, and a relay frozen then (SIGSTOP, a stalled VM) keeps acknowledging
+     * with a zero window. tcp_user_timeout bounds that too: the kernel gives up on data, or on a zero window, left
+     * unacknowledged that long (Linux; ignored on a Unix socket).
+     */
+    private static final String HOLD_FOR = "set_config('idle_in_transaction_session_timeout', :millis, true)"
+            + " || set_config('tcp_user_timeout', :millis, true)";
+
+    /**
+     * {@link #HOLD_FOR} as a condition of the statement that takes a held claim's first locks, so that a claim needs
+     * no statement of its own for it (an idle relay's empty claim stays one statement). An uncorrelated subquery runs
+     * once, before the first row is locked, or not at all when there is no row to look at.
+     */
+    private static final String HOLDS_FOR = "(SELECT " + HOLD_FOR + ") IS NOT NULL";
+
     final String claimOrdered;
     final String claimUnordered;
     final String chooseOrdered;
@@ -87,16 +104,12 @@ final class OutboxSql {
         chooseOrdered = claim(t, true, true);
         lockUnordered = claim(t, false, true);
         lockChosen = "SELECT o.event_id, o.attempts FROM " + t + " o WHERE o.event_id = ANY(:ids) AND "
-                + STILL_PENDING.replace("%", "o") + " AND " + READY_AT.replace("%", "o") + " <= now() FOR UPDATE OF o SKIP LOCKED";
+                + STILL_PENDING.replace("%", "o") + " AND " + READY_AT.replace("%", "o") + " <= now() AND " + HOLDS_FOR
+                + " FOR UPDATE OF o SKIP LOCKED";
         // A statement of its own, so it reads the rows as they are now that they are locked, not as the locking
         // statement's snapshot saw them.
         lockedRows = "SELECT " + EVENT_COLUMNS + " FROM " + t + " WHERE event_id = ANY(:ids) ORDER BY seq";
-        // The idle timeout ends the claim of a relay that stopped talking while the session waits for it; while
-        // PostgreSQL is still sending it a result the session is not idle, and a relay frozen then (SIGSTOP, a
-        // stalled VM) keeps acknowledging with a zero window. tcp_user_timeout bounds that too: the kernel gives
-        // up on data, or on a zero window, left unacknowledged that long (Linux; ignored on a Unix socket).
-        holdFor = "SELECT set_config('idle_in_transaction_session_timeout', :millis, true),"
-                + " set_config('tcp_user_timeout', :millis, true)";
+        holdFor = "SELECT " + HOLD_FOR;
         // The rows are locked by the held claim's own transaction: nobody else can have changed them. Each outcome
         // clears what an expired lease left on the row, so that the late outcome of a leased relay on the same
         // table (while the relays switch modes) finds its token gone and is fenced; on rows never leased the
@@ -202,7 +215,7 @@ final class OutboxSql {
         String notTaken = held ? " AND NOT (o.event_id = ANY(:taken))" : "";
         if (!ordered && held) {
             return "SELECT o.event_id FROM " + t + " o WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o")
-                    + " <= now()" + notTaken + " ORDER BY o.seq LIMIT :maxRows FOR UPDATE OF o SKIP LOCKED";
+                    + " <= now()" + notTaken + " AND " + HOLDS_FOR + " ORDER BY o.seq LIMIT :maxRows FOR UPDATE OF o SKIP LOCKED";
         }
         if (!ordered) {
             return "WITH candidates AS MATERIALIZED (SELECT o.event_id FROM " + t + " o"

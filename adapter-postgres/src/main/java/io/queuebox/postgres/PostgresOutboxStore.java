@@ -135,8 +135,8 @@ final class PostgresOutboxStore implements OutboxStore {
         LeaseToken token = LeaseToken.random();
         Handle handle = jdbi.open();
         try {
+            // The statement that takes the first locks also sets how long the transaction may go unanswered (HOLDS_FOR).
             handle.begin();
-            holdFor(handle, request.leaseLength());
             List<ClaimedDelivery> claimed = new ArrayList<>();
             List<UUID> taken = new ArrayList<>();
             long roundsUntil = System.nanoTime() + request.leaseLength().toNanos() / 4;
@@ -151,7 +151,6 @@ final class PostgresOutboxStore implements OutboxStore {
                     // Rows this transaction had locked were parked in one of their own: start over without them.
                     handle.rollback();
                     handle.begin();
-                    holdFor(handle, request.leaseLength());
                     claimed.clear();
                     taken.clear();
                     holdsBack = false;
@@ -233,9 +232,12 @@ final class PostgresOutboxStore implements OutboxStore {
      * as long the time it waits on a relay that stopped reading its results.
      */
     private void holdFor(Handle handle, Duration leaseLength) {
-        long millis = Math.max(1, Math.min(Integer.MAX_VALUE, leaseLength.toMillis()));
-        plain(handle.createQuery(sql.holdFor))
-                .bind("millis", Long.toString(millis)).mapTo(String.class).one();
+        plain(handle.createQuery(sql.holdFor)).bind("millis", holdMillis(leaseLength)).mapTo(String.class).one();
+    }
+
+    /** The lease length as the timeouts of a held claim's transaction take it. */
+    private static String holdMillis(Duration leaseLength) {
+        return Long.toString(Math.max(1, Math.min(Integer.MAX_VALUE, leaseLength.toMillis())));
     }
 
     /**
@@ -258,6 +260,7 @@ final class PostgresOutboxStore implements OutboxStore {
         }
         List<UUID> locked = plain(handle.createQuery(sql.lockUnordered))
                 .bind("maxRows", maxRows)
+                .bind("millis", holdMillis(request.leaseLength()))
                 .bindArray("taken", UUID.class, taken)
                 .mapTo(UUID.class).list();
         if (locked.isEmpty()) {
@@ -313,6 +316,7 @@ final class PostgresOutboxStore implements OutboxStore {
         if (!toLock.isEmpty()) {
             plain(handle.createQuery(sql.lockChosen))
                     .bindArray("ids", UUID.class, toLock.stream().map(Claimed::eventId).toList())
+                    .bind("millis", holdMillis(request.leaseLength()))
                     .map((rs, ctx) -> Map.entry(rs.getObject("event_id", UUID.class), rs.getInt("attempts")))
                     .forEach(entry -> locked.put(entry.getKey(), entry.getValue()));
         }
