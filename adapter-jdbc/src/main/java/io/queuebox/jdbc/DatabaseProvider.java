@@ -39,6 +39,15 @@ public interface DatabaseProvider {
         return false;
     }
 
+    /**
+     * Whether claims hold their rows by row locks ({@code outbox.holdRowLocks}) when the key is not set: a database
+     * whose claims have run that way against a real server under the store contract and the fault suite. The
+     * default is false (a lease written on every claimed row).
+     */
+    default boolean holdsRowLocksByDefault() {
+        return false;
+    }
+
     /** The schema of the outbox when {@code outbox.schema} is not set. */
     String defaultSchema();
 

@@ -54,6 +54,12 @@ public final class PostgresDatabaseProvider implements DatabaseProvider {
         return true;
     }
 
+    /** Claims hold row locks unless {@code outbox.holdRowLocks: false} (see {@link PostgresOutboxSettings.Builder#holdRowLocks}). */
+    @Override
+    public boolean holdsRowLocksByDefault() {
+        return true;
+    }
+
     @Override
     public String defaultSchema() {
         return PostgresOutboxSettings.DEFAULT_SCHEMA;

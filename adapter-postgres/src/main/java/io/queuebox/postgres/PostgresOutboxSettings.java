@@ -142,7 +142,7 @@ public final class PostgresOutboxSettings {
         private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
         private boolean maxPayloadBytesSet;
         private boolean deleteOnSend;
-        private boolean holdRowLocks;
+        private boolean holdRowLocks = true;
 
         private Builder() {
         }
@@ -179,12 +179,14 @@ public final class PostgresOutboxSettings {
         }
 
         /**
-         * {@code outbox.holdRowLocks}; default false (see docs/concepts/delivery.md for what is still open). True: a claim locks its rows ({@code FOR UPDATE SKIP LOCKED})
+         * {@code outbox.holdRowLocks}; default true. True: a claim locks its rows ({@code FOR UPDATE SKIP LOCKED})
          * in a transaction that stays open, on a connection of its own, until every claimed row has its outcome;
          * the only row write is the outcome, a relay that dies frees its rows the moment its connection closes,
-         * and the lease length becomes the transaction's {@code idle_in_transaction_session_timeout}, so a relay
-         * that stops answering loses them after it. False: each claimed row gets a lease written on it (a row
-         * version per claim), for a connection pooler that cannot keep a transaction open between statements.
+         * and the lease length becomes the transaction's {@code idle_in_transaction_session_timeout} and
+         * {@code tcp_user_timeout}, so a relay that stops answering, or stops reading, loses them after it. False:
+         * each claimed row gets a lease written on it (a row version per claim), for a connection pooler that cannot
+         * keep a transaction open between statements (PgBouncer in statement mode) or while the relays of a table
+         * switch modes one by one (docs/concepts/delivery.md).
          */
         public Builder holdRowLocks(boolean value) {
             this.holdRowLocks = value;

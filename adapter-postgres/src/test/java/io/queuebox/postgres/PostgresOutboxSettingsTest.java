@@ -14,6 +14,7 @@ class PostgresOutboxSettingsTest {
         assertThat(settings.table()).isEqualTo("queuebox_outbox");
         assertThat(settings.maxPayloadBytes()).isEqualTo(1024 * 1024);
         assertThat(settings.deleteOnSend()).isFalse();
+        assertThat(settings.holdRowLocks()).as("claims hold row locks by default").isTrue();
         assertThat(settings.qualifiedTable()).isEqualTo("\"public\".\"queuebox_outbox\"");
     }
 

@@ -28,8 +28,12 @@ final class TestDatabase implements AutoCloseable {
         return new TestDatabase(dataSource, schema);
     }
 
+    /**
+     * Settings on this schema, with claims that write leases: what most of these tests were written against. The
+     * tests of claims that hold row locks (the default) ask for them with {@code holdRowLocks(true)}.
+     */
     PostgresOutboxSettings.Builder settings() {
-        return PostgresOutboxSettings.builder().schema(schema);
+        return PostgresOutboxSettings.builder().schema(schema).holdRowLocks(false);
     }
 
     void execute(String sql) {

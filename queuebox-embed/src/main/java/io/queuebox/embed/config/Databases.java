@@ -50,13 +50,17 @@ public final class Databases {
                 config.bool(Keys.OUTBOX_DELETE_ON_SEND),
                 config.optional(Keys.OUTBOX_MAX_PAYLOAD_BYTES).map(v -> OptionalInt.of(Integer.parseInt(v)))
                         .orElse(OptionalInt.empty()),
-                config.optional(Keys.OUTBOX_HOLD_ROW_LOCKS).map(Boolean::parseBoolean).orElse(false));
+                config.optional(Keys.OUTBOX_HOLD_ROW_LOCKS).map(Boolean::parseBoolean)
+                        .orElseGet(() -> of(config).holdsRowLocksByDefault()));
     }
 
     /** The default of a {@link ConfigKey#databaseDefault()} key on this database. */
     public static String defaultValue(DatabaseProvider provider, ConfigKey key) {
         if (key.equals(Keys.OUTBOX_SCHEMA)) {
             return provider.defaultSchema();
+        }
+        if (key.equals(Keys.OUTBOX_HOLD_ROW_LOCKS)) {
+            return Boolean.toString(provider.holdsRowLocksByDefault());
         }
         return key.defaultValue();
     }

@@ -94,16 +94,16 @@ public final class Keys {
             .defaultValue(false)
             .doc("Delete a row once the broker confirmed it, instead of marking it sent and purging it later."));
     public static final ConfigKey OUTBOX_HOLD_ROW_LOCKS = register(key("outbox.holdRowLocks", Type.BOOLEAN)
-            .defaultValue(false)
-            .doc("Experimental. true: a claim holds its rows by their row locks, in a transaction kept open on its own connection until"
+            .defaultFromDatabase()
+            .doc("true: a claim holds its rows by their row locks, in a transaction kept open on its own connection until"
                     + " each row has its outcome: one row write per message, and a relay that dies frees its rows"
                     + " when its connection closes (outbox.leaseMs becomes the transaction's"
-                    + " idle_in_transaction_session_timeout on PostgreSQL, and the store's own deadline on SQL Server,"
-                    + " which closes the claim's connection; either frees the rows of a relay that stops answering)."
-                    + " false (the default) writes a lease on every claimed row; a pooler in transaction or statement"
-                    + " mode cannot keep a claim's transaction open, and docs/concepts/delivery.md lists what is"
-                    + " still open before this becomes the default. On SQL Server it has never run against a real"
-                    + " server (docs/reference/sqlserver.md)."));
+                    + " idle_in_transaction_session_timeout and tcp_user_timeout on PostgreSQL, and the store's own"
+                    + " deadline on SQL Server, which closes the claim's connection; either frees the rows of a relay"
+                    + " that stops answering). false writes a lease on every claimed row: for a pooler in statement"
+                    + " mode, which cannot keep a claim's transaction open (transaction mode pins a server connection"
+                    + " per batch in flight). Each batch in flight holds a connection of database.pool. On SQL Server"
+                    + " it has never run against a real server (docs/reference/sqlserver.md), hence its default false."));
     public static final ConfigKey OUTBOX_MAX_PAYLOAD_BYTES = register(key("outbox.maxPayloadBytes", Type.INTEGER)
             .range(1, Integer.MAX_VALUE)
             .doc("Largest payload delivered, when set: a row with a larger one is parked at claim with its size and"

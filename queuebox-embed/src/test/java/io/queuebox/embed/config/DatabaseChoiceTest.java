@@ -36,6 +36,15 @@ class DatabaseChoiceTest {
     }
 
     @Test
+    void claimsHoldRowLocksByDefaultOnPostgresqlOnlyAndEitherCanBeChosen() {
+        assertThat(Databases.outboxTable(config(POSTGRES)).holdRowLocks()).isTrue();
+        assertThat(config(POSTGRES).describe()).anyMatch(line -> line.equals("outbox.holdRowLocks = true  (default for PostgreSQL)"));
+        assertThat(Databases.outboxTable(config(SQLSERVER)).holdRowLocks()).as("never run against a real SQL Server").isFalse();
+        assertThat(Databases.outboxTable(config(POSTGRES, "outbox.holdRowLocks", "false")).holdRowLocks()).isFalse();
+        assertThat(Databases.outboxTable(config(SQLSERVER, "outbox.holdRowLocks", "true")).holdRowLocks()).isTrue();
+    }
+
+    @Test
     void aKeyOfTheOtherDatabaseIsRefusedNamingTheKeyAndBothDatabases() {
         assertThatThrownBy(() -> config(SQLSERVER, "outbox.capture.slot", "orders_slot"))
                 .hasMessageContaining("outbox.capture.slot = 'orders_slot': applies to PostgreSQL only, but database.url is SQL Server");
