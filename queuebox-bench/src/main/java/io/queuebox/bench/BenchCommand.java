@@ -396,7 +396,7 @@ public final class BenchCommand implements Callable<Integer> {
                 + " the JVM's idle CPU rate (machine.jvmIdleCpuMsPerSecond) over the run's wall time. Steady rates: from the end of the"
                 + " warm-up to the last event seen, per measured event");
         settings.put("matrix", smoke ? "none" : "ordering none/per-aggregate x workers 1/2/4 x batch 100/500/1000");
-        settings.put("relay", "DeliveryEngine + PostgreSQL store on a HikariCP pool of 16, wake interval 100 ms in drains; 'no-op' = a publisher that acks at once");
+        settings.put("relay", "DeliveryEngine + PostgreSQL store on a HikariCP pool of 16, claims that hold row locks (the PostgreSQL default; rows marked leased write a lease per row), wake interval 100 ms in drains; 'no-op' = a publisher that acks at once");
         settings.put("kafkaProducer", "adapter defaults: enable.idempotence=true, acks=all, max.in.flight=5, linger.ms=0; topic "
                 + Brokers.TOPIC + (brokers.hasKafka() ? "" : " (not used)"));
         settings.put("rabbitmq", "exchange " + Brokers.EXCHANGE + " (topic, durable) bound to durable queue " + Brokers.QUEUE

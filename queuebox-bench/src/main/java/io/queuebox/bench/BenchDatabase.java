@@ -37,13 +37,16 @@ final class BenchDatabase implements AutoCloseable {
     final int port;
     final String user;
     final String database;
-    /** The outbox of the bench database, through the same seam as the jar; its default table. */
+    /**
+     * The outbox of the bench database, through the same seam as the jar; its default table and the database's
+     * default claims (on PostgreSQL they hold row locks).
+     */
     final OutboxDatabase outbox;
     final OutboxTable table;
     /** The same table and store, with {@code outbox.deleteOnSend}: a sent row is deleted instead of marked. */
     final OutboxDatabase deletingOutbox;
-    /** The same table and store, with {@code outbox.holdRowLocks}: a claim holds row locks instead of writing leases. */
-    final OutboxDatabase holdingOutbox;
+    /** The same table and store, with {@code outbox.holdRowLocks: false}: a claim writes a lease on every row. */
+    final OutboxDatabase leasingOutbox;
     private final HikariDataSource pool;
     private final AtomicLong statements = new AtomicLong();
     private final DataSource counting;
@@ -70,11 +73,14 @@ final class BenchDatabase implements AutoCloseable {
         pool = new HikariDataSource(config);
         counting = countingDataSource(pool, statements);
         DatabaseProvider provider = Databases.forUrl(url(database)).orElseThrow();
-        table = new OutboxTable(provider.defaultSchema(), "queuebox_outbox", false, OptionalInt.empty());
+        boolean holding = provider.holdsRowLocksByDefault();
+        table = new OutboxTable(provider.defaultSchema(), "queuebox_outbox", false, OptionalInt.empty(), holding);
         provider.open(pool, table).createSchema();
         outbox = provider.open(counting, table);
-        deletingOutbox = provider.open(counting, new OutboxTable(table.schema(), table.table(), true, OptionalInt.empty()));
-        holdingOutbox = provider.open(counting, new OutboxTable(table.schema(), table.table(), false, OptionalInt.empty(), true));
+        deletingOutbox = provider.open(counting, new OutboxTable(table.schema(), table.table(), true, OptionalInt.empty(),
+                holding));
+        leasingOutbox = provider.open(counting, new OutboxTable(table.schema(), table.table(), false, OptionalInt.empty(),
+                false));
     }
 
     /** The PostgreSQL settings that move the figures, as SHOW answers them. */

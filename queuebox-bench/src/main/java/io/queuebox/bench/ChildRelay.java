@@ -58,7 +58,7 @@ final class ChildRelay {
                      : Brokers.relayPublisher(broker, args[2], args[3])) {
             DatabaseProvider database = Databases.forUrl(jdbcUrl).orElseThrow();
             Relay relay = new Relay(database.open(pool, new OutboxTable(database.defaultSchema(), "queuebox_outbox", false,
-                    OptionalInt.empty())).store(), publisher,
+                    OptionalInt.empty(), database.holdsRowLocksByDefault())).store(), publisher,
                     Relay.settings(ordered, workers, batch, Duration.ofMillis(100)), List.of());
             System.out.println("READY");
             System.out.flush();

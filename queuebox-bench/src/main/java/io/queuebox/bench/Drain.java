@@ -47,18 +47,18 @@ final class Drain {
      * The same with pipelined workers ({@code outbox.pipelineDepth = 2}: a worker claims its next batch while its
      * publish stage publishes the last and records its outcome).
      */
-    Run pipelinedRelay(String broker, boolean ordered, int workers, int batch, int rows, int aggregates, boolean holding)
+    Run pipelinedRelay(String broker, boolean ordered, int workers, int batch, int rows, int aggregates, boolean leasing)
             throws Exception {
-        return relay(broker, ordered, workers, batch, rows, aggregates, holding ? db.holdingOutbox : db.outbox, false,
+        return relay(broker, ordered, workers, batch, rows, aggregates, leasing ? db.leasingOutbox : db.outbox, false,
                 PIPELINED);
     }
 
     /** The pipeline depth the bench compares with the default. */
     static final int PIPELINED = 2;
 
-    /** The same, with claims that hold their rows' locks ({@code outbox.holdRowLocks}) instead of writing leases. */
-    Run holdingRelay(String broker, boolean ordered, int workers, int batch, int rows, int aggregates) throws Exception {
-        return relay(broker, ordered, workers, batch, rows, aggregates, db.holdingOutbox, false,
+    /** The same, with claims that write a lease on every row ({@code outbox.holdRowLocks: false}). */
+    Run leasingRelay(String broker, boolean ordered, int workers, int batch, int rows, int aggregates) throws Exception {
+        return relay(broker, ordered, workers, batch, rows, aggregates, db.leasingOutbox, false,
                 DeliverySettings.DEFAULT_PIPELINE_DEPTH);
     }
 

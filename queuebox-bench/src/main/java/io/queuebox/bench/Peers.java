@@ -14,8 +14,8 @@ import java.util.concurrent.Callable;
  * in a fixed order, then again), medians reported. Two groups: one loop / one relay worker / one gruelbox thread,
  * and two loops / two relay workers / eight gruelbox threads (the machine's cores, and gruelbox's usual pool).
  * QueueBox runs without ordering here (neither the floor nor gruelbox 4.x orders anything), except in two rows of
- * the second group that show what per-aggregate ordering costs; rows marked holdRowLocks claim by holding row locks
- * for the batch instead of writing a lease on each row; rows marked pipelined run outbox.pipelineDepth 2 (the default
+ * the second group that show what per-aggregate ordering costs; QueueBox's claims hold row locks for the batch (the
+ * PostgreSQL default), and rows marked leased write a lease on each row instead; rows marked pipelined run outbox.pipelineDepth 2 (the default
  * is the serial loop). Each row's ratio is to
  * the floor of its group that marks as it does (UPDATE, or DELETE for QueueBox with deleteOnSend and for
  * gruelbox, which deletes a processed entry).
@@ -71,16 +71,16 @@ final class Peers {
                     () -> drain.relay("none", false, loops, batch, rows, aggregates, false)));
             contestants.add(new Contestant(group, "QueueBox → " + broker, Floor.Marking.UPDATE,
                     () -> drain.relay(broker, false, loops, batch, rows, aggregates, false)));
-            // Claims that hold row locks (outbox.holdRowLocks) instead of writing a lease on each row.
-            contestants.add(new Contestant(group, "QueueBox, no-op publisher, holdRowLocks", Floor.Marking.UPDATE,
-                    () -> drain.holdingRelay("none", false, loops, batch, rows, aggregates)));
-            contestants.add(new Contestant(group, "QueueBox → " + broker + ", holdRowLocks", Floor.Marking.UPDATE,
-                    () -> drain.holdingRelay(broker, false, loops, batch, rows, aggregates)));
+            // Claims that write a lease on each row (outbox.holdRowLocks: false) instead of holding row locks.
+            contestants.add(new Contestant(group, "QueueBox, no-op publisher, leased", Floor.Marking.UPDATE,
+                    () -> drain.leasingRelay("none", false, loops, batch, rows, aggregates)));
+            contestants.add(new Contestant(group, "QueueBox → " + broker + ", leased", Floor.Marking.UPDATE,
+                    () -> drain.leasingRelay(broker, false, loops, batch, rows, aggregates)));
             // Pipelined workers (outbox.pipelineDepth 2: the next claim overlaps the publish of the last batch)
             // beside the default serial loop.
             contestants.add(new Contestant(group, "QueueBox → " + broker + ", pipelined", Floor.Marking.UPDATE,
                     () -> drain.pipelinedRelay(broker, false, loops, batch, rows, aggregates, false)));
-            contestants.add(new Contestant(group, "QueueBox → " + broker + ", holdRowLocks, pipelined", Floor.Marking.UPDATE,
+            contestants.add(new Contestant(group, "QueueBox → " + broker + ", leased, pipelined", Floor.Marking.UPDATE,
                     () -> drain.pipelinedRelay(broker, false, loops, batch, rows, aggregates, true)));
             if (loops == 2) {
                 if (!broker.equals("rabbitmq") && rabbitMq) {
@@ -94,8 +94,8 @@ final class Peers {
                         () -> drain.pipelinedRelay(broker, true, loops, batch, rows, aggregates, false)));
                 contestants.add(new Contestant(group, "QueueBox → " + broker + ", per-aggregate", Floor.Marking.UPDATE,
                         () -> drain.relay(broker, true, loops, batch, rows, aggregates, false)));
-                contestants.add(new Contestant(group, "QueueBox → " + broker + ", per-aggregate, holdRowLocks",
-                        Floor.Marking.UPDATE, () -> drain.holdingRelay(broker, true, loops, batch, rows, aggregates)));
+                contestants.add(new Contestant(group, "QueueBox → " + broker + ", per-aggregate, leased",
+                        Floor.Marking.UPDATE, () -> drain.leasingRelay(broker, true, loops, batch, rows, aggregates)));
                 contestants.add(new Contestant(group, "QueueBox → " + broker + ", deleteOnSend", Floor.Marking.DELETE,
                         () -> drain.relay(broker, false, loops, batch, rows, aggregates, true)));
             }
