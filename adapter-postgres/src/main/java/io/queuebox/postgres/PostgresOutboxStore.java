@@ -58,7 +58,8 @@ final class PostgresOutboxStore implements OutboxStore {
      * Held ordered claims of this store choose and lock one at a time. The choice locks nothing, so two claims
      * that chose at once chose the same rows, and the one that locked second found them taken and chose again:
      * with two workers, nearly every other claim did the choosing twice (measured: 773 choices for 404 claims).
-     * Claims of other processes can still race; they lose nothing by it, only a round.
+     * Claims of other processes can still race; they lose nothing by it, only a round. A claim waits for its turn
+     * briefly and never across a parking at claim ({@link Choice}).
      */
     private final ReentrantLock orderedChoice = new ReentrantLock();
 
@@ -251,12 +252,7 @@ final class PostgresOutboxStore implements OutboxStore {
     private Round lockRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken) {
         boolean ordered = request.ordering() == Ordering.PER_AGGREGATE;
         if (ordered) {
-            orderedChoice.lock();
-            try {
-                return lockOrderedRound(handle, request, token, maxRows, taken);
-            } finally {
-                orderedChoice.unlock();
-            }
+            return lockOrderedRound(handle, request, token, maxRows, taken);
         }
         List<UUID> locked = plain(handle.createQuery(sql.lockUnordered))
                 .bind("maxRows", maxRows)
@@ -287,6 +283,16 @@ final class PostgresOutboxStore implements OutboxStore {
      * chosen ones (see {@link #lockRound}).
      */
     private Round lockOrderedRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken) {
+        Choice choice = Choice.take(orderedChoice, request.leaseLength());
+        try {
+            return lockOrderedRound(handle, request, token, maxRows, taken, choice);
+        } finally {
+            choice.end();
+        }
+    }
+
+    private Round lockOrderedRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken,
+                                   Choice choice) {
         List<Claimed> chosen = plain(handle.createQuery(sql.chooseOrdered))
                 .bind("maxRows", maxRows)
                 .bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
@@ -302,7 +308,10 @@ final class PostgresOutboxStore implements OutboxStore {
         List<Claimed> inOrder = chosen;
         if (!undeliverable.isEmpty()) {
             // Parked before anything is locked, in a transaction of their own, so the parking shows at once and
-            // not when this batch's outcomes do; under HOLD_AGGREGATE the rows behind them are not taken.
+            // not when this batch's outcomes do; under HOLD_AGGREGATE the rows behind them are not taken. It may
+            // take any time (a second connection, triggers): the other claims of the store do not wait for it, and
+            // may then take chosen rows first, which the lock below sees.
+            choice.end();
             Set<UUID> parkedIds = jdbi.withHandle(own -> parkHeld(own, undeliverable));
             toLock = Sorted.of(chosen, request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE).deliverable();
             // One the parking skipped (another transaction locks it: HELD misses a savepoint's or two
@@ -329,6 +338,39 @@ final class PostgresOutboxStore implements OutboxStore {
         // row another claimer took may sit behind a row this claim keeps: either way rows wait behind a batch.
         return kept.size() < locked.size() || locked.size() < toLock.size()
                 ? new Round(kept, parked, round.again(), true) : round;
+    }
+
+    /**
+     * This claim's turn to choose, if it got it. A claim waits for its turn at most a tenth of its lease (at most
+     * 500 ms): the one choosing may be stuck on a connection that died silently, and meanwhile this claim's own
+     * transaction, idle, runs down its lease. Without a turn it chooses anyway, as claims of other processes do: it
+     * may lose rows to another claimer and choose again, never take a row twice.
+     */
+    private static final class Choice {
+        private final ReentrantLock lock;
+        private boolean held;
+
+        private Choice(ReentrantLock lock, boolean held) {
+            this.lock = lock;
+            this.held = held;
+        }
+
+        static Choice take(ReentrantLock lock, Duration leaseLength) {
+            long waitMillis = Math.max(1, Math.min(500, leaseLength.toMillis() / 10));
+            try {
+                return new Choice(lock, lock.tryLock(waitMillis, java.util.concurrent.TimeUnit.MILLISECONDS));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return new Choice(lock, false);
+            }
+        }
+
+        void end() {
+            if (held) {
+                held = false;
+                lock.unlock();
+            }
+        }
     }
 
     /**
