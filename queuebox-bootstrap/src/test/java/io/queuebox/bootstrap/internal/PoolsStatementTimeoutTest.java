@@ -50,7 +50,9 @@ class PoolsStatementTimeoutTest {
     void aClaimGivenUpOnIsCancelledOnTheServerAndLeasesNothingLater() throws Exception {
         QueueBoxConfig config = QueueBoxConfig.of(Map.of("database.url", database.url(), "broker.type", "rabbitmq",
                 "database.socketTimeoutMs", "2000"));
-        PostgresOutboxSettings settings = PostgresOutboxSettings.defaults();
+        // A leased claim: its UPDATE waits on the SHARE lock. A held claim's choice and row locks do not conflict
+        // with SHARE at all (it claims at once; only its outcome would wait, in a transaction the timeout ends).
+        PostgresOutboxSettings settings = PostgresOutboxSettings.builder().holdRowLocks(false).build();
         try (HikariDataSource operator = Pools.operator(config)) {
             Migrations.migrate(operator, config);
         }
