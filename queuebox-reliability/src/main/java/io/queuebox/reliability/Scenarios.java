@@ -217,7 +217,9 @@ final class Scenarios {
      * 7: relay A publishes alone through a proxy that holds every chunk longer than the lease, and loses its
      * database while it waits, so it cannot renew; relay B claims the expired rows and delivers them. A's
      * late outcome must be fenced (counted by {@code queuebox_lease_lost_rows_total}), and the copies it still
-     * sent are the duplicates this costs.
+     * sent are the duplicates this costs. Both relays write leases ({@code outbox.holdRowLocks: false}): this is the
+     * expiry of a lease written on the rows; claims that hold row locks are freed by PostgreSQL ending the claim's
+     * transaction (kill-9-held-locks, and the store's tests of a relay that stops answering or reading).
      */
     static Trial.Outcome leaseExpiry(Bed bed, Form form) throws Exception {
         try (Trial trial = new Trial(bed, "lease-expiry", "rabbitmq")) {
@@ -229,7 +231,8 @@ final class Scenarios {
                     "database.url", bed.jdbcUrl(trial.database, databaseProxy.port()),
                     "broker.rabbitmq.uri", bed.rabbitUri(brokerProxy.port()),
                     "broker.rabbitmq.confirm.timeout.ms", "30000",
-                    "outbox.leaseMs", "3000"));
+                    "outbox.leaseMs", "3000",
+                    "outbox.holdRowLocks", "false"));
             trial.produce(workload(form.transactionsPerSecond(), 8));
             Thread.sleep(form.steady().toMillis());
             brokerProxy.delay(Duration.ofSeconds(5));
@@ -243,7 +246,7 @@ final class Scenarios {
                 Thread.sleep(50);
             }
             databaseProxy.cut();
-            RelayProcess other = trial.startRelay(Map.of("outbox.leaseMs", "3000"));
+            RelayProcess other = trial.startRelay(Map.of("outbox.leaseMs", "3000", "outbox.holdRowLocks", "false"));
             Thread.sleep(8000); // A's lease (3 s) runs out unrenewed; B claims and delivers those rows
             databaseProxy.restore();
             Thread.sleep(12_000); // A's confirms arrive; its outcome hits a lease it lost
