@@ -34,6 +34,7 @@ import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.jdbi.v3.core.Handle;
@@ -229,8 +230,8 @@ final class PostgresOutboxStore implements OutboxStore {
     }
 
     /**
-     * Starts (or restarts) the countdown after which PostgreSQL ends the held claim's idle transaction, and bounds
-     * as long the time it waits on a relay that stopped reading its results.
+     * Starts (or restarts) the countdowns after which PostgreSQL ends the held claim's transaction: idle, or waiting
+     * on a relay that stopped reading its results.
      */
     private void holdFor(Handle handle, Duration leaseLength) {
         plain(handle.createQuery(sql.holdFor)).bind("millis", holdMillis(leaseLength)).mapTo(String.class).one();
@@ -285,14 +286,15 @@ final class PostgresOutboxStore implements OutboxStore {
     private Round lockOrderedRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken) {
         Choice choice = Choice.take(orderedChoice, request.leaseLength());
         try {
-            return lockOrderedRound(handle, request, token, maxRows, taken, choice);
+            return chooseAndLock(handle, request, token, maxRows, taken, choice);
         } finally {
             choice.end();
         }
     }
 
-    private Round lockOrderedRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken,
-                                   Choice choice) {
+    /** The body of {@link #lockOrderedRound}, in this claim's turn to choose (given up before parking at claim). */
+    private Round chooseAndLock(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken,
+                                Choice choice) {
         List<Claimed> chosen = plain(handle.createQuery(sql.chooseOrdered))
                 .bind("maxRows", maxRows)
                 .bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
@@ -358,7 +360,7 @@ final class PostgresOutboxStore implements OutboxStore {
         static Choice take(ReentrantLock lock, Duration leaseLength) {
             long waitMillis = Math.max(1, Math.min(500, leaseLength.toMillis() / 10));
             try {
-                return new Choice(lock, lock.tryLock(waitMillis, java.util.concurrent.TimeUnit.MILLISECONDS));
+                return new Choice(lock, lock.tryLock(waitMillis, TimeUnit.MILLISECONDS));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return new Choice(lock, false);

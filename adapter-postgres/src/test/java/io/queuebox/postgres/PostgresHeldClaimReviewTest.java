@@ -38,8 +38,7 @@ class PostgresHeldClaimReviewTest {
 
     @AfterEach
     void drop() {
-        db.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state = 'idle in transaction'"
-                + " AND pid <> pg_backend_pid() AND query LIKE '%" + settings.schema() + "%'");
+        db.endHeldClaims();
         db.close();
     }
 

@@ -45,8 +45,7 @@ class PostgresHeldClaimStatementsTest {
 
     @AfterEach
     void drop() {
-        db.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE state LIKE 'idle in transaction%'"
-                + " AND pid <> pg_backend_pid() AND query LIKE '%" + settings.schema() + "%'");
+        db.endHeldClaims();
         db.close();
     }
 

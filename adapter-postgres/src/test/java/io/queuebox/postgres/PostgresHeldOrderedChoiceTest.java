@@ -40,8 +40,7 @@ class PostgresHeldOrderedChoiceTest {
 
     @AfterEach
     void drop() {
-        db.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE pid <> pg_backend_pid()"
-                + " AND state LIKE 'idle in transaction%' AND query LIKE '%" + settings.schema() + "%'");
+        db.endHeldClaims();
         db.close();
     }
 

@@ -50,8 +50,7 @@ public final class Databases {
                 config.bool(Keys.OUTBOX_DELETE_ON_SEND),
                 config.optional(Keys.OUTBOX_MAX_PAYLOAD_BYTES).map(v -> OptionalInt.of(Integer.parseInt(v)))
                         .orElse(OptionalInt.empty()),
-                config.optional(Keys.OUTBOX_HOLD_ROW_LOCKS).map(Boolean::parseBoolean)
-                        .orElseGet(() -> of(config).holdsRowLocksByDefault()));
+                config.bool(Keys.OUTBOX_HOLD_ROW_LOCKS));
     }
 
     /** The default of a {@link ConfigKey#databaseDefault()} key on this database. */
