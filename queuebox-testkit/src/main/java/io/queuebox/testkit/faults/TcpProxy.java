@@ -17,7 +17,9 @@ import java.util.concurrent.TimeUnit;
  * A TCP proxy between a relay and a service that the suite can cut or slow down without closing a socket,
  * so that only the client's own timeouts can notice: {@link #cut()} stops forwarding in both directions (new
  * connections are accepted and then hang), {@link #delay} holds every chunk for a while before passing it on,
- * {@link #freezeClientAfter} stops reading what the service sends, as a client that froze would.
+ * {@link #freezeClientAfter} stops reading what the service sends, as a client that froze would,
+ * {@link #stallClientAfterMessage} passes what the client sends up to the end of one PostgreSQL message and holds
+ * the rest, as a network that lost the rest of a statement would.
  */
 public final class TcpProxy implements AutoCloseable {
 
@@ -32,6 +34,10 @@ public final class TcpProxy implements AutoCloseable {
     /** Bytes of the service's sending still let through before it is no longer read; negative: no limit. */
     private final java.util.concurrent.atomic.AtomicLong downstreamAllowance = new java.util.concurrent.atomic.AtomicLong(-1);
     private final java.util.concurrent.atomic.AtomicInteger generation = new java.util.concurrent.atomic.AtomicInteger();
+    /** Armed by {@link #stallClientAfterMessage}: the first connection the client then sends on takes it. */
+    private final java.util.concurrent.atomic.AtomicReference<MessageStall> armedStall =
+            new java.util.concurrent.atomic.AtomicReference<>();
+    private volatile boolean stalled;
 
     public TcpProxy(String targetHost, int targetPort) throws IOException {
         this.targetHost = targetHost;
@@ -56,6 +62,8 @@ public final class TcpProxy implements AutoCloseable {
         synchronized (gate) {
             open = true;
             downstreamAllowance.set(-1);
+            armedStall.set(null);
+            stalled = false;
             gate.notifyAll();
         }
     }
@@ -71,6 +79,18 @@ public final class TcpProxy implements AutoCloseable {
             throw new IllegalArgumentException("bytes must not be negative: " + bytes);
         }
         downstreamAllowance.set(bytes);
+    }
+
+    /**
+     * Passes what the client sends next up to the end of its next PostgreSQL frontend message of {@code type} (a
+     * type byte, then a 4-byte length that counts itself), then holds everything after it, as a network that carried
+     * the first part of a statement and lost the rest would: with the extended protocol, a Parse ({@code 'P'})
+     * without the Sync that follows it leaves the server's session active, waiting for the client. Arm it while the
+     * client is between statements of a connection already open; {@link #restore()} passes the rest.
+     */
+    public void stallClientAfterMessage(char type) {
+        stalled = false;
+        armedStall.set(new MessageStall((byte) type));
     }
 
     /**
@@ -114,6 +134,7 @@ public final class TcpProxy implements AutoCloseable {
             boolean downstream = direction.equals("down");
             try (InputStream in = from.getInputStream()) {
                 int n;
+                MessageStall stall = null;
                 while (true) {
                     int want = downstream ? awaitAllowance(buffer.length) : buffer.length;
                     if ((n = in.read(buffer, 0, want)) < 0) {
@@ -123,7 +144,20 @@ public final class TcpProxy implements AutoCloseable {
                         int read = n;
                         downstreamAllowance.getAndUpdate(left -> left < 0 ? left : Math.max(0, left - read));
                     }
-                    chunks.add(new Chunk(Arrays.copyOf(buffer, n), System.nanoTime()));
+                    if (!downstream && stall == null) {
+                        stall = armedStall.getAndSet(null);
+                    }
+                    int pass = stall == null ? n : stall.passing(buffer, n);
+                    if (pass > 0) {
+                        chunks.add(new Chunk(Arrays.copyOf(buffer, pass), System.nanoTime()));
+                    }
+                    if (stall != null && stall.reached()) {
+                        chunks.add(Chunk.STALL);
+                        stall = null;
+                        if (pass < n) {
+                            chunks.add(new Chunk(Arrays.copyOfRange(buffer, pass, n), System.nanoTime()));
+                        }
+                    }
                 }
             } catch (IOException ignored) {
                 // the peer went away; the writer closes the other side
@@ -136,6 +170,10 @@ public final class TcpProxy implements AutoCloseable {
                     Chunk chunk = chunks.take();
                     if (chunk == Chunk.END) {
                         break;
+                    }
+                    if (chunk == Chunk.STALL) {
+                        awaitUnstalled();
+                        continue;
                     }
                     awaitOpen(born);
                     long due = chunk.readAt + delayNanos;
@@ -175,6 +213,21 @@ public final class TcpProxy implements AutoCloseable {
         return left < 0 ? max : (int) Math.max(1, Math.min(max, left));
     }
 
+    private void awaitUnstalled() throws InterruptedException {
+        synchronized (gate) {
+            stalled = true;
+            gate.notifyAll();
+            while (stalled && !closed) {
+                gate.wait(100);
+            }
+        }
+    }
+
+    /** Whether a connection holds back what its client sent after the message {@link #stallClientAfterMessage} awaited. */
+    public boolean stalling() {
+        return stalled;
+    }
+
     private void awaitOpen(int born) throws InterruptedException {
         synchronized (gate) {
             while ((!open || generation.get() != born) && !closed) {
@@ -209,5 +262,47 @@ public final class TcpProxy implements AutoCloseable {
 
     private record Chunk(byte[] bytes, long readAt) {
         static final Chunk END = new Chunk(new byte[0], 0);
+        static final Chunk STALL = new Chunk(new byte[0], 0);
+    }
+
+    /** Follows the frontend messages of one connection until the end of the first one of a type. */
+    private static final class MessageStall {
+        private final byte type;
+        private final byte[] header = new byte[5];
+        private int headerRead;
+        private long bodyLeft;
+        private boolean reached;
+
+        MessageStall(byte type) {
+            this.type = type;
+        }
+
+        /** How many of the {@code n} bytes read pass before the stall (all of them until the message ends). */
+        int passing(byte[] bytes, int n) {
+            int i = 0;
+            while (i < n && !reached) {
+                if (headerRead < header.length) {
+                    header[headerRead++] = bytes[i++];
+                    if (headerRead == header.length) {
+                        int length = ((header[1] & 0xff) << 24) | ((header[2] & 0xff) << 16) | ((header[3] & 0xff) << 8)
+                                | (header[4] & 0xff);
+                        bodyLeft = length - 4L;
+                    }
+                } else {
+                    int take = (int) Math.min(bodyLeft, n - i);
+                    i += take;
+                    bodyLeft -= take;
+                }
+                if (headerRead == header.length && bodyLeft == 0) {
+                    reached = header[0] == type;
+                    headerRead = 0;
+                }
+            }
+            return i;
+        }
+
+        boolean reached() {
+            return reached;
+        }
     }
 }
