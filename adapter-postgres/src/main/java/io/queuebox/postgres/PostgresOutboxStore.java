@@ -297,6 +297,7 @@ final class PostgresOutboxStore implements OutboxStore {
                                 Choice choice) {
         List<Claimed> chosen = plain(handle.createQuery(sql.chooseOrdered))
                 .bind("maxRows", maxRows)
+                .bind("millis", holdMillis(request.leaseLength()))
                 .bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
                 .bind("window", OutboxSql.claimWindow(maxRows))
                 .bindArray("taken", UUID.class, taken)

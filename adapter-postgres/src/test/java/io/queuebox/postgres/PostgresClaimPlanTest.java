@@ -215,7 +215,7 @@ class PostgresClaimPlanTest {
         db.execute("ANALYZE " + settings.qualifiedTable());
         PlanProbe.Plan plan = explain(statement, "maxRows", 500, "window", OutboxSql.claimWindow(500),
                 "parkedHolds", true, "owner", "'plan-test'", "token", "'" + UUID.randomUUID() + "'::uuid",
-                "leaseMicros", 30_000_000L, "taken", "'{}'::uuid[]");
+                "leaseMicros", 30_000_000L, "taken", "'{}'::uuid[]", "millis", "'30000'");
         assertThat(plan.rows()).as("rows the claim returned: %s", plan.text()).isEqualTo(500);
         return plan.buffers();
     }
@@ -227,7 +227,7 @@ class PostgresClaimPlanTest {
         insertOverAggregates(pending, 1_000, "'pending'");
         PlanProbe.Plan plan = explain(statement, "maxRows", BATCH, "window", OutboxSql.claimWindow(BATCH),
                 "parkedHolds", true, "owner", "'plan-test'", "token", "'" + UUID.randomUUID() + "'::uuid",
-                "leaseMicros", 30_000_000L, "taken", "'{}'::uuid[]");
+                "leaseMicros", 30_000_000L, "taken", "'{}'::uuid[]", "millis", "'30000'");
         assertThat(plan.rows()).as("rows the claim returned: %s", plan.text()).isEqualTo(BATCH);
         return plan.buffers();
     }
