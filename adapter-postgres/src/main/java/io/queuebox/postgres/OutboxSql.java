@@ -58,14 +58,29 @@ final class OutboxSql {
             + " IN (SELECT x::text::bigint FROM pg_snapshot_xip(pg_current_snapshot()) x)), false)";
 
     /**
+     * The first key of the advisory lock that marks a held claim's transaction (two-key form, {@code objsubid = 2} in
+     * {@code pg_locks}); the second key is the claim's lease in milliseconds. Taken shared and with "try", so that
+     * claims never wait on each other or on anybody's lock of the same keys. Below 16384, the first oid PostgreSQL gives
+     * a user's object, so never the first key of the aggregate lock (the outbox table's oid, V2).
+     */
+    static final int HELD_CLAIM_LOCK_KEY = 16383;
+
+    /**
      * How long a held claim's transaction may go unanswered, local to it: the lease length ({@code :millis}). The idle
      * timeout ends the claim of a relay that stopped talking while the session waits for it; while PostgreSQL is still
      * sending it a result the session is not idle, and a relay frozen then (SIGSTOP, a stalled VM) keeps acknowledging
      * with a zero window. tcp_user_timeout bounds that too: the kernel gives up on data, or on a zero window, left
-     * unacknowledged that long (Linux; ignored on a Unix socket).
+     * unacknowledged that long (Linux; ignored on a Unix socket). Keepalives from half the lease on (at least 1 s,
+     * every second) let it also notice a relay that is gone while the session waits to read from it, in the middle of
+     * a statement, where the idle timeout does not run: unanswered, they end the connection once nothing has come
+     * from the relay for tcp_user_timeout. The advisory lock marks the transaction as a held claim with its lease,
+     * for the other claims' {@link #ENDS_STALLED}.
      */
     private static final String HOLD_FOR = "set_config('idle_in_transaction_session_timeout', :millis, true)"
-            + " || set_config('tcp_user_timeout', :millis, true)";
+            + " || set_config('tcp_user_timeout', :millis, true)"
+            + " || set_config('tcp_keepalives_idle', greatest(1, (:millis)::bigint / 2000)::text, true)"
+            + " || set_config('tcp_keepalives_interval', '1', true)"
+            + " || pg_try_advisory_xact_lock_shared(" + HELD_CLAIM_LOCK_KEY + ", (:millis)::int)::text";
 
     /**
      * {@link #HOLD_FOR} as a condition of the statement that takes a held claim's first locks, so that a claim needs
@@ -75,27 +90,29 @@ final class OutboxSql {
     private static final String HOLDS_FOR = "(SELECT " + HOLD_FOR + ") IS NOT NULL";
 
     /**
-     * Ends the sessions of claims on this table that have waited on their relay in the middle of a statement for
-     * longer than this claim's lease ({@code :millis}): active, waiting to read the rest of a statement (its Parse
-     * came, its Sync did not: a network that failed mid-statement) or to send a result, in a transaction that
-     * holds row locks on the table (RowShareLock: held claims take it, writers of events do not). Neither the idle
-     * timeout nor, with nothing left unacknowledged, a TCP timeout ends such a session, and its rows are invisible
-     * to the claims that skip locked rows: so every held claim, the empty claims of an idle relay too, looks. Only
-     * sessions of this claim's own role, which it may end without further rights. pg_locks is read only for a
-     * session that already matched the rest (a scalar subquery is never made a join), and pg_stat_activity costs
-     * about 25 microseconds with 100 connections. {@code %t} stands for the table.
+     * Ends the sessions of held claims that have waited on their relay in the middle of a statement for longer than
+     * their own lease: active, waiting to read the rest of a statement (its Parse came, its Sync did not: a network
+     * that failed mid-statement while something still acknowledges) or to send a result, in a transaction marked by
+     * {@link #HELD_CLAIM_LOCK_KEY}, whose second key is that claim's lease. Neither the idle timeout nor, with nothing
+     * left unacknowledged, a TCP timeout ends such a session, and its rows are invisible to the claims that skip
+     * locked rows: so every held claim looks, the empty claims of an idle relay too. Only sessions it may see and
+     * end: of roles whose privileges this claim's role has, or any with pg_read_all_stats and pg_signal_backend
+     * (relays that log in as one role and act as another need those); never a superuser's unless it is one. A claim
+     * must never fail for it. pg_locks is read only for a session that matched the rest (a scalar subquery is
+     * never made a join); pg_stat_activity costs about 25 microseconds with 100 connections.
      */
     private static final String ENDS_STALLED = "(SELECT count(pg_terminate_backend(a.pid)) FROM pg_stat_activity a"
             + " WHERE a.state = 'active' AND a.wait_event_type = 'Client' AND a.backend_xid IS NOT NULL"
-            + " AND a.usename = current_user AND a.pid <> pg_backend_pid()"
-            + " AND a.state_change < clock_timestamp() - (:millis)::bigint * interval '1 millisecond'"
-            + " AND (SELECT count(*) FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'relation'"
-            + " AND l.relation = '%t'::regclass AND l.mode = 'RowShareLock' AND l.granted) > 0) >= 0";
+            + " AND a.pid <> pg_backend_pid() AND (pg_has_role(a.usesysid, 'USAGE')"
+            + " OR (pg_has_role('pg_signal_backend', 'USAGE') AND pg_has_role('pg_read_all_stats', 'USAGE')))"
+            + " AND (NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.oid = a.usesysid)"
+            + " OR (SELECT r.rolsuper FROM pg_roles r WHERE r.rolname = current_user))"
+            + " AND a.state_change < clock_timestamp() - (SELECT max(l.objid::text::bigint) FROM pg_locks l"
+            + " WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.classid = " + HELD_CLAIM_LOCK_KEY
+            + " AND l.objsubid = 2 AND l.granted) * interval '1 millisecond') >= 0";
 
-    /** {@link #HOLDS_FOR} and {@link #ENDS_STALLED}, for the held claim's statements that take or choose rows. */
-    private static String holdsFor(String t) {
-        return HOLDS_FOR + " AND " + ENDS_STALLED.replace("%t", t);
-    }
+    /** {@link #HOLDS_FOR} and {@link #ENDS_STALLED}, for the held claim's statements that take rows. */
+    private static final String HOLDS_FOR_AND_ENDS_STALLED = HOLDS_FOR + " AND " + ENDS_STALLED;
 
     final String claimOrdered;
     final String claimUnordered;
@@ -127,7 +144,7 @@ final class OutboxSql {
         chooseOrdered = claim(t, true, true);
         lockUnordered = claim(t, false, true);
         lockChosen = "SELECT o.event_id, o.attempts FROM " + t + " o WHERE o.event_id = ANY(:ids) AND "
-                + STILL_PENDING.replace("%", "o") + " AND " + READY_AT.replace("%", "o") + " <= now() AND " + holdsFor(t)
+                + STILL_PENDING.replace("%", "o") + " AND " + READY_AT.replace("%", "o") + " <= now() AND " + HOLDS_FOR_AND_ENDS_STALLED
                 + " FOR UPDATE OF o SKIP LOCKED";
         // A statement of its own, so it reads the rows as they are now that they are locked, not as the locking
         // statement's snapshot saw them.
@@ -232,7 +249,7 @@ final class OutboxSql {
         // claims (a one-time filter, evaluated once before the rest).
         String claimed = held
                 ? " SELECT " + EVENT_COLUMNS + behind + " FROM " + t + " r WHERE r.event_id IN (SELECT c.event_id FROM claimable c)"
-                + " AND " + ENDS_STALLED.replace("%t", t) + " ORDER BY r.seq"
+                + " AND " + ENDS_STALLED + " ORDER BY r.seq"
                 : " claimed AS (UPDATE " + t + " AS u SET lease_owner = :owner, lease_token = :token,"
                 + " lease_until = clock_timestamp() + :leaseMicros" + MICROS
                 + " FROM claimable WHERE u.event_id = claimable.event_id RETURNING u.*)"
@@ -240,7 +257,7 @@ final class OutboxSql {
         String notTaken = held ? " AND NOT (o.event_id = ANY(:taken))" : "";
         if (!ordered && held) {
             return "SELECT o.event_id FROM " + t + " o WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o")
-                    + " <= now()" + notTaken + " AND " + holdsFor(t) + " ORDER BY o.seq LIMIT :maxRows FOR UPDATE OF o SKIP LOCKED";
+                    + " <= now()" + notTaken + " AND " + HOLDS_FOR_AND_ENDS_STALLED + " ORDER BY o.seq LIMIT :maxRows FOR UPDATE OF o SKIP LOCKED";
         }
         if (!ordered) {
             return "WITH candidates AS MATERIALIZED (SELECT o.event_id FROM " + t + " o"

@@ -125,6 +125,41 @@ class PostgresHeldClaimStalledStatementTest {
         }
     }
 
+    /**
+     * What lets a relay gone mid-statement be noticed without another relay: TCP keepalives from half the lease on,
+     * answered or not within tcp_user_timeout (the lease), and the advisory lock that tells the other claims the
+     * lease. All local to the claim's transaction.
+     */
+    @org.junit.jupiter.api.Test
+    void aHeldClaimsTransactionSetsKeepalivesAndIsMarkedWithItsLease() throws Exception {
+        OutboxSql sql = new OutboxSql(settings);
+        try (Connection connection = db.dataSource.getConnection(); Statement statement = connection.createStatement()) {
+            String before = show(statement, "tcp_keepalives_idle");
+            connection.setAutoCommit(false);
+            try (java.sql.PreparedStatement hold = connection.prepareStatement(sql.holdFor.replace(":millis", "?"))) {
+                for (int i = 1; i <= hold.getParameterMetaData().getParameterCount(); i++) {
+                    hold.setString(i, "8000");
+                }
+                hold.executeQuery().close();
+            }
+            assertThat(show(statement, "tcp_keepalives_idle") + " " + show(statement, "tcp_keepalives_interval") + " "
+                    + show(statement, "tcp_user_timeout")).isEqualTo("4 1 8000");
+            try (ResultSet marker = statement.executeQuery("SELECT objid::text FROM pg_locks WHERE pid = pg_backend_pid()"
+                    + " AND locktype = 'advisory' AND classid = " + OutboxSql.HELD_CLAIM_LOCK_KEY + " AND objsubid = 2")) {
+                assertThat(marker.next() ? marker.getString(1) : null).as("the lease the marker carries").isEqualTo("8000");
+            }
+            connection.commit();
+            assertThat(show(statement, "tcp_keepalives_idle")).as("after the claim's transaction").isEqualTo(before);
+        }
+    }
+
+    private static String show(Statement statement, String setting) throws java.sql.SQLException {
+        try (ResultSet rs = statement.executeQuery("SHOW " + setting)) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
     /** Sessions of the stalled relay that are in the middle of a statement, waiting to read the rest of it. */
     private long waitingMidStatement() throws Exception {
         try (Connection connection = db.dataSource.getConnection(); Statement statement = connection.createStatement();
