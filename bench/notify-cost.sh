@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# What the insert notification of V4__queuebox_insert_notify.sql costs on the insert ceiling (issue 14).
+# What the insert notification (V4__queuebox_insert_notify.sql, as V5 recreates it) costs on the insert ceiling
+# (issue 14).
 #
 # PostgreSQL serialises the commits of transactions that NOTIFY (a lock taken just before the commit record and
 # held until after its flush), so the cost shows where commits are the bottleneck: many small transactions.
-# Two outbox tables in a database of their own: qb_poll (V1-V3: no trigger) and qb_notify (V1-V4). pgbench
+# Three outbox tables in a database of their own: qb_poll (V1-V3: no trigger), qb_notify (V1-V5: the trigger that
+# names its rows) and qb_notify4 (V1-V4: the trigger of version 4, an empty payload). pgbench
 # drives one-row transactions (a plain INSERT, aggregates drawn from 1,000,000) from N clients on N threads;
 # variants, interleaved, medians reported:
 #   poll            qb_poll: no trigger
 #   disabled        qb_notify with the trigger disabled, as V4 creates it (outbox.wake.mode poll)
 #   notify          qb_notify with the trigger enabled, nobody listening (PostgreSQL queues the notification anyway)
 #   notify+listener the same with a pgjdbc session that LISTENs and consumes, as the relay does
+#   notify-v4       qb_notify4 with version 4's trigger enabled, nobody listening
 #
 # Usage: bench/notify-cost.sh [--seconds N] [--reps N] [--clients N]
 # Needs PostgreSQL on 127.0.0.1:5432 as postgres (trust), pgbench, psql, java and the pgjdbc jar in ~/.m2.
@@ -48,14 +51,17 @@ PG=("${PSQL[@]}" -d "$DB")
 for script in V1__queuebox_outbox.sql V2__queuebox_aggregate_order.sql V3__queuebox_lease_token_index.sql; do
   render $script qb_poll | "${PG[@]}"
   render $script qb_notify | "${PG[@]}"
+  render $script qb_notify4 | "${PG[@]}"
 done
 render V4__queuebox_insert_notify.sql qb_notify | "${PG[@]}"
+render V5__queuebox_insert_notify_names_rows.sql qb_notify | "${PG[@]}"
+render V4__queuebox_insert_notify.sql qb_notify4 | "${PG[@]}"
 
 # A 216-byte JSON payload, as in the other benches.
 PAYLOAD=$(python3 -c 'import json
 p = json.dumps({"orderId": "x" * 40, "customer": "c" * 60, "lines": [{"sku": "s" * 20, "qty": 1}] * 2})
 print(chr(92) + "x" + (p + " " * 216)[:216].encode().hex())')
-for schema in qb_poll qb_notify; do
+for schema in qb_poll qb_notify qb_notify4; do
   cat > "$WORK/$schema.sql" <<SQL
 \\set a random(1, 1000000)
 INSERT INTO $schema.queuebox_outbox (event_id, aggregate_type, aggregate_id, event_type, payload)
@@ -85,7 +91,7 @@ JAVA
 
 setting() { "${PG[@]}" -At -c "SHOW $1"; }
 {
-  echo "# Insert notification (V4): cost on the insert ceiling, $STAMP"
+  echo "# Insert notification (V5, and V4 beside it): cost on the insert ceiling, $STAMP"
   echo
   echo "| machine | |"
   echo "| --- | --- |"
@@ -104,6 +110,7 @@ declare -A HEARD
 run() { # variant
   local schema=qb_poll listener=""
   [[ $1 == notify* ]] && schema=qb_notify && "${PG[@]}" -c "ALTER TABLE qb_notify.queuebox_outbox ENABLE TRIGGER queuebox_outbox_notify"
+  [[ $1 == notify-v4 ]] && schema=qb_notify4 && "${PG[@]}" -c "ALTER TABLE qb_notify4.queuebox_outbox ENABLE TRIGGER queuebox_outbox_notify"
   [[ $1 == disabled ]] && schema=qb_notify && "${PG[@]}" -c "ALTER TABLE qb_notify.queuebox_outbox DISABLE TRIGGER queuebox_outbox_notify"
   "${PG[@]}" -c "TRUNCATE $schema.queuebox_outbox"
   if [[ $1 == notify+listener ]]; then
@@ -127,9 +134,9 @@ run() { # variant
 }
 
 echo "throughput: $REPS x ${SECONDS_PER_RUN}s per variant" >&2
-VARIANTS=(poll disabled notify notify+listener)
+VARIANTS=(poll disabled notify notify+listener notify-v4)
 for rep in $(seq 1 "$REPS"); do
-  if (( rep % 2 )); then order=("${VARIANTS[@]}"); else order=(notify+listener notify disabled poll); fi
+  if (( rep % 2 )); then order=("${VARIANTS[@]}"); else order=(notify-v4 notify+listener notify disabled poll); fi
   for variant in "${order[@]}"; do run "$variant"; done
 done
 

@@ -6,8 +6,11 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
 
@@ -100,6 +103,27 @@ final class PostgresInsertNotifications implements InsertNotifications {
         }
     }
 
+    /**
+     * Adds the rows a notification's payload names (the event ids of schema version 5's trigger, comma-separated)
+     * to {@code named}; answers false when it names none: empty (a statement of more than 100 rows, the trigger of
+     * version 4) or anything else on the channel, which is only a wake-up.
+     */
+    static boolean rowsNamed(String payload, List<UUID> named) {
+        if (payload == null || payload.isEmpty()) {
+            return false;
+        }
+        List<UUID> ids = new ArrayList<>();
+        for (String id : payload.split(",", -1)) {
+            try {
+                ids.add(UUID.fromString(id));
+            } catch (IllegalArgumentException notAnId) {
+                return false;
+            }
+        }
+        named.addAll(ids);
+        return true;
+    }
+
     private final class Session implements Subscription {
         private final Connection connection;
         private final PGConnection pg;
@@ -113,6 +137,11 @@ final class PostgresInsertNotifications implements InsertNotifications {
 
         @Override
         public int await(Duration timeout) {
+            return awaitArrivals(timeout).count();
+        }
+
+        @Override
+        public Arrivals awaitArrivals(Duration timeout) {
             if (closed) {
                 throw new IllegalStateException("the listening session was closed");
             }
@@ -121,10 +150,13 @@ final class PostgresInsertNotifications implements InsertNotifications {
                 int millis = (int) Math.max(1, Math.min(Integer.MAX_VALUE, timeout.toMillis()));
                 PGNotification[] received = pg.getNotifications(millis);
                 int count = 0;
+                boolean allNamed = true;
+                List<UUID> named = new ArrayList<>();
                 if (received != null) {
                     for (PGNotification notification : received) {
                         if (channel.equals(notification.getName())) {
                             count++;
+                            allNamed &= rowsNamed(notification.getParameter(), named);
                         }
                     }
                 }
@@ -140,7 +172,7 @@ final class PostgresInsertNotifications implements InsertNotifications {
                     requireTrigger(connection);
                     lastHeardNanos = System.nanoTime();
                 }
-                return count;
+                return new Arrivals(count, named, allNamed);
             } catch (SQLException e) {
                 throw new IllegalStateException("the listening session was lost (SQL state " + e.getSQLState() + "): "
                         + e.getMessage(), e);

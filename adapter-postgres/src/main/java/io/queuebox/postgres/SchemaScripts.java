@@ -9,7 +9,8 @@ final class SchemaScripts {
 
     static final String LOCATION = "db/queuebox/postgres";
     static final List<String> SCRIPTS = List.of("V1__queuebox_outbox.sql", "V2__queuebox_aggregate_order.sql",
-            "V3__queuebox_lease_token_index.sql", "V4__queuebox_insert_notify.sql");
+            "V3__queuebox_lease_token_index.sql", "V4__queuebox_insert_notify.sql",
+            "V5__queuebox_insert_notify_names_rows.sql");
 
     // PostgreSQL runs a whole script as one statement.
     private static final FlywayScripts FLYWAY_SCRIPTS =

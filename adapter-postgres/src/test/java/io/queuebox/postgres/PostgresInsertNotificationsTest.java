@@ -14,6 +14,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Properties;
 import java.util.UUID;
@@ -104,24 +105,72 @@ class PostgresInsertNotificationsTest {
     }
 
     @Test
-    void aTransactionOfManyRowsAndStatementsNotifiesOnce() throws SQLException {
+    void aTransactionOfManyRowsAndStatementsNotifiesOncePerStatementAtItsCommitNamingTheRows() throws SQLException {
         subscription = notifications(settings).listen();
+        List<OutboxEvent> written = List.of(anEvent("order-3"), anEvent("order-4"), anEvent("order-3"),
+                anEvent("order-5"));
 
         try (Connection writer = db.dataSource.getConnection()) {
             writer.setAutoCommit(false);
-            PostgresOutbox.jdbcWriter(settings).enqueueAll(writer,
-                    List.of(anEvent("order-3"), anEvent("order-4"), anEvent("order-3")));
-            PostgresOutbox.jdbcWriter(settings).enqueue(writer, anEvent("order-5"));
+            PostgresOutbox.jdbcWriter(settings).enqueueAll(writer, written.subList(0, 3));
+            PostgresOutbox.jdbcWriter(settings).enqueue(writer, written.get(3));
             try (Statement plain = writer.createStatement()) {
                 plain.execute("INSERT INTO " + settings.qualifiedTable() + " (event_id, aggregate_type, aggregate_id,"
-                        + " event_type, payload) SELECT gen_random_uuid(), 'order', 'order-' || g, 'OrderPlaced',"
-                        + " '\\x7b7d' FROM generate_series(10, 19) g");
+                        + " event_type, payload) SELECT ('00000000-0000-0000-0000-0000000000' || g)::uuid, 'order',"
+                        + " 'order-' || g, 'OrderPlaced', '\\x7b7d' FROM generate_series(10, 19) g");
             }
+            assertThat(subscription.await(Duration.ofMillis(200))).as("nothing before the commit").isZero();
             writer.commit();
         }
 
-        assertThat(receivedWithin(Duration.ofMillis(1000))).as("14 rows in 3 statements, one transaction")
-                .isEqualTo(1);
+        InsertNotifications.Arrivals arrivals = arrivalsWithin(Duration.ofMillis(1000));
+        List<UUID> expected = new ArrayList<>(written.stream().map(OutboxEvent::eventId).toList());
+        for (int g = 10; g <= 19; g++) {
+            expected.add(UUID.fromString("00000000-0000-0000-0000-0000000000" + g));
+        }
+        assertThat(arrivals.count()).as("14 rows in 3 statements, one transaction").isEqualTo(3);
+        assertThat(arrivals.allNamed()).isTrue();
+        assertThat(arrivals.eventIds()).containsExactlyInAnyOrderElementsOf(expected);
+    }
+
+    @Test
+    void aStatementOfMoreThanAHundredRowsNotifiesWithoutNamingThem() {
+        subscription = notifications(settings).listen();
+
+        db.execute("INSERT INTO " + settings.qualifiedTable() + " (event_id, aggregate_type, aggregate_id, event_type,"
+                + " payload) SELECT gen_random_uuid(), 'order', 'bulk-' || g, 'OrderPlaced', '\\x7b7d'"
+                + " FROM generate_series(1, 101) g");
+
+        InsertNotifications.Arrivals arrivals = arrivalsWithin(Duration.ofMillis(1000));
+        assertThat(arrivals.count()).isEqualTo(1);
+        assertThat(arrivals.namesEveryRow()).as("names every row: %s", arrivals).isFalse();
+    }
+
+    @Test
+    void aPayloadThatIsNotAListOfEventIdsNamesNoRows() {
+        List<UUID> named = new ArrayList<>();
+        UUID id = UUID.randomUUID();
+        assertThat(PostgresInsertNotifications.rowsNamed(id + "," + id, named)).isTrue();
+        assertThat(named).containsExactly(id, id);
+        assertThat(PostgresInsertNotifications.rowsNamed("", named)).isFalse();
+        assertThat(PostgresInsertNotifications.rowsNamed(null, named)).isFalse();
+        assertThat(PostgresInsertNotifications.rowsNamed(id + ",refresh", named)).as("one part is no id").isFalse();
+        assertThat(named).as("nothing added by a payload that is not all ids").hasSize(2);
+    }
+
+    /** The notifications that arrive within {@code window}, gathered over several waits. */
+    private InsertNotifications.Arrivals arrivalsWithin(Duration window) {
+        long end = System.nanoTime() + window.toNanos();
+        int count = 0;
+        boolean allNamed = true;
+        List<UUID> ids = new ArrayList<>();
+        while (System.nanoTime() < end) {
+            InsertNotifications.Arrivals arrivals = subscription.awaitArrivals(Duration.ofMillis(100));
+            count += arrivals.count();
+            allNamed &= arrivals.count() == 0 || arrivals.allNamed();
+            ids.addAll(arrivals.eventIds());
+        }
+        return new InsertNotifications.Arrivals(count, ids, allNamed);
     }
 
     @Test

@@ -31,8 +31,9 @@ class PostgresOutboxSchemaTest {
         List<String> scripts = PostgresOutbox.renderSchemaScripts(
                 PostgresOutboxSettings.builder().schema("app").table("events_out").build());
         assertThat(SchemaScripts.SCRIPTS).containsExactly("V1__queuebox_outbox.sql", "V2__queuebox_aggregate_order.sql",
-                "V3__queuebox_lease_token_index.sql", "V4__queuebox_insert_notify.sql");
-        assertThat(scripts).hasSize(4).allSatisfy(script -> assertThat(script).doesNotContain("${"));
+                "V3__queuebox_lease_token_index.sql", "V4__queuebox_insert_notify.sql",
+            "V5__queuebox_insert_notify_names_rows.sql");
+        assertThat(scripts).hasSize(5).allSatisfy(script -> assertThat(script).doesNotContain("${"));
         assertThat(scripts.get(0))
                 .contains("CREATE TABLE IF NOT EXISTS \"app\".\"events_out\"")
                 .contains("\"app\".\"queuebox_capture_state\"");
@@ -96,6 +97,23 @@ class PostgresOutboxSchemaTest {
         assertThat(strings("SELECT tgname FROM pg_trigger WHERE tgrelid = '" + db.schema + ".my_outbox'::regclass"
                 + " AND NOT tgisinternal ORDER BY tgname")).containsExactly("my_outbox_aggregate_lock", "my_outbox_notify",
                 "my_outbox_order_fixed");
+    }
+
+    @Test
+    void theFifthScriptRecreatesTheNotifyTriggerAsEnabledAsItWas() throws SQLException {
+        PostgresOutboxSettings settings = PostgresOutboxSettings.builder().schema(db.schema).table("notify_outbox").build();
+        PostgresOutbox.createSchema(db.dataSource, settings);
+        String v5 = SchemaScripts.render("V5__queuebox_insert_notify_names_rows.sql", settings);
+        String state = "SELECT tgenabled::text || ' ' || (pg_get_triggerdef(t.oid) LIKE '%REFERENCING NEW TABLE%')"
+                + " FROM pg_trigger t WHERE tgrelid = '" + db.schema + ".notify_outbox'::regclass AND tgname = 'notify_outbox_notify'";
+        assertThat(strings(state)).as("after createSchema").containsExactly("D true");
+
+        for (String alter : List.of("ENABLE", "ENABLE ALWAYS", "ENABLE REPLICA", "DISABLE")) {
+            db.execute("ALTER TABLE " + settings.qualifiedTable() + " " + alter + " TRIGGER notify_outbox_notify");
+            List<String> before = strings(state);
+            db.execute(v5);
+            assertThat(strings(state)).as("after %s, then the fifth script again", alter).isEqualTo(before);
+        }
     }
 
     @Test

@@ -259,8 +259,10 @@ public final class DeliveryEngine implements AutoCloseable {
 
     /**
      * {@link #wakeFor(WakeReason, UUID)} for the rows of one commit: one wake-up at most. Any reason but
-     * {@link WakeReason#CAPTURE} names rows straight after their commit ({@code QueueBox.writeAndCommit}): a
-     * claim under way then started before the commit and cannot be taking them, so nothing waits for it.
+     * {@link WakeReason#CAPTURE} and {@link WakeReason#NOTIFY} names rows straight after their commit
+     * ({@code QueueBox.writeAndCommit}): a claim under way then started before the commit and cannot be taking
+     * them, so nothing waits for it. The log and the database's notifications report a commit after it happened,
+     * when a claim that takes its rows may be under way: the wake-up waits for that claim.
      * A worker whose batch was in flight meanwhile looks again after it only while a row named here is still
      * unclaimed (its own batch may have held it back), not once an idle worker took it.
      */
@@ -275,7 +277,7 @@ public final class DeliveryEngine implements AutoCloseable {
             wake(reason);
             return;
         }
-        boolean mayHold = reason == WakeReason.CAPTURE;
+        boolean mayHold = reason == WakeReason.CAPTURE || reason == WakeReason.NOTIFY;
         List<UUID> waking = new ArrayList<>(eventIds.size());
         for (UUID id : eventIds) {
             // A row that wakes the engine is known as awaiting its claim from here, before the news is seen.
@@ -301,6 +303,11 @@ public final class DeliveryEngine implements AutoCloseable {
             @Override
             public void wakeFor(WakeReason reason, UUID eventId) {
                 DeliveryEngine.this.wakeFor(reason, eventId);
+            }
+
+            @Override
+            public void wakeFor(WakeReason reason, Collection<UUID> eventIds) {
+                DeliveryEngine.this.wakeFor(reason, eventIds);
             }
         };
     }

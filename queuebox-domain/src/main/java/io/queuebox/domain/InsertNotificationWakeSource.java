@@ -23,7 +23,9 @@ import java.util.concurrent.locks.ReentrantLock;
  *       whenever it is not (see {@link DeliverySettings#fallbackWakeInterval()}), so a listener that fails slows
  *       delivery to polling and never stops it.</li>
  *   <li>Every successful subscribe wakes delivery ({@link WakeReason#NOTIFY_RESTART}): what was committed while
- *       nobody listened was never notified. Every notification wakes it ({@link WakeReason#NOTIFY}).</li>
+ *       nobody listened was never notified. Every notification wakes it ({@link WakeReason#NOTIFY}), naming
+ *       its rows when every notification of an arrival named them ({@link InsertNotifications.Arrivals}), so
+ *       that the engine skips a claim of rows it claimed already.</li>
  *   <li>A subscribe that fails or a session that is lost wakes delivery too (so that idle workers waiting the long
  *       reconciliation interval pick the fallback interval at once), then the listener subscribes again after
  *       {@link CaptureRestartBackoff}: 1 s doubling to 30 s, back to the start after a session that listened for
@@ -187,10 +189,14 @@ public final class InsertNotificationWakeSource implements WakeSource {
     private RuntimeException awaitNotifications(InsertNotifications.Subscription subscription, WakeListener delivery) {
         try {
             while (!isClosed()) {
-                int count = subscription.await(AWAIT_SLICE);
-                if (count > 0 && !isClosed()) {
-                    received.addAndGet(count);
-                    delivery.wake(WakeReason.NOTIFY);
+                InsertNotifications.Arrivals arrivals = subscription.awaitArrivals(AWAIT_SLICE);
+                if (arrivals.count() > 0 && !isClosed()) {
+                    received.addAndGet(arrivals.count());
+                    if (arrivals.namesEveryRow()) {
+                        delivery.wakeFor(WakeReason.NOTIFY, arrivals.eventIds());
+                    } else {
+                        delivery.wake(WakeReason.NOTIFY);
+                    }
                 }
             }
             return null;

@@ -10,10 +10,13 @@ import io.queuebox.ports.WakeReason;
 import io.queuebox.ports.WakeSource;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * A wake-up that names its row ({@link WakeSource.WakeListener#wakeFor}): the capture connector reads the
@@ -84,8 +87,9 @@ class DeliveryEngineWakeForTest {
         assertThat(store.sentOrder).containsExactly(event.eventId());
     }
 
-    @Test
-    void aWakeUpAboutARowTheClaimUnderWayIsTakingWaitsForItAndStartsNoOtherClaim() {
+    @ParameterizedTest
+    @EnumSource(value = WakeReason.class, names = {"CAPTURE", "NOTIFY"})
+    void aWakeUpAboutARowTheClaimUnderWayIsTakingWaitsForItAndStartsNoOtherClaim(WakeReason reason) {
         // Debezium hands over a poll's records together: the first wakes a claim, and the news of the next
         // rows, which that claim is taking, woke the idle peer into a claim that found them locked.
         // The claim is held open for 200 ms here, longer than the hold limit a real claim gets.
@@ -96,10 +100,11 @@ class DeliveryEngineWakeForTest {
         OutboxEvent first = added();
         OutboxEvent second = added();
         store.claimReturnGate = new CountDownLatch(1);
-        source.listener.get().wakeFor(WakeReason.CAPTURE, first.eventId());
+        // Notifications and the log both report a commit after it happened, when a claim may be taking its rows.
+        source.listener.get().wakeFor(reason, List.of(first.eventId()));
         await().atMost(SOON).until(() -> store.claimCalls.get() == claims + 1); // it has chosen both rows
 
-        source.listener.get().wakeFor(WakeReason.CAPTURE, second.eventId());
+        source.listener.get().wakeFor(reason, List.of(second.eventId()));
         await().pollDelay(Duration.ofMillis(200)).atMost(SOON).until(() -> true);
         store.claimReturnGate.countDown();
 

@@ -9,9 +9,12 @@ import static org.awaitility.Awaitility.await;
 import io.queuebox.ports.Health;
 import io.queuebox.ports.InsertNotifications;
 import io.queuebox.ports.WakeReason;
+import io.queuebox.ports.WakeSource;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -50,6 +53,34 @@ class InsertNotificationWakeSourceTest {
         await().atMost(SOON).until(() -> wakes.contains(WakeReason.NOTIFY));
         assertThat(source.notificationsReceived()).isEqualTo(3);
         assertThat(source.health().details()).containsEntry("sessions", 1L).containsEntry("notifications", 3L);
+    }
+
+    @Test
+    void notificationsThatNameTheirRowsWakeForThoseRowsAndAnyThatDoesNotWakesPlainly() {
+        List<List<UUID>> named = new CopyOnWriteArrayList<>();
+        source.start(new WakeSource.WakeListener() {
+            @Override
+            public void wake(WakeReason reason) {
+                wakes.add(reason);
+            }
+
+            @Override
+            public void wakeFor(WakeReason reason, Collection<UUID> eventIds) {
+                assertThat(reason).isEqualTo(WakeReason.NOTIFY);
+                named.add(List.copyOf(eventIds));
+            }
+        });
+        await().atMost(SOON).until(() -> wakes.contains(WakeReason.NOTIFY_RESTART));
+        UUID first = UUID.randomUUID();
+        UUID second = UUID.randomUUID();
+
+        database.last().arrivals.add(new InsertNotifications.Arrivals(2, List.of(first, second), true));
+        await().atMost(SOON).until(() -> named.size() == 1);
+        database.last().arrivals.add(new InsertNotifications.Arrivals(2, List.of(first), false));
+        await().atMost(SOON).until(() -> wakes.contains(WakeReason.NOTIFY));
+
+        assertThat(named).containsExactly(List.of(first, second));
+        assertThat(source.notificationsReceived()).isEqualTo(4);
     }
 
     @Test
@@ -175,7 +206,15 @@ class InsertNotificationWakeSourceTest {
 
     private static final class FakeSubscription implements InsertNotifications.Subscription {
         final BlockingQueue<Integer> notifications = new LinkedBlockingQueue<>();
+        /** Arrivals that name rows, answered before any count in {@link #notifications}. */
+        final BlockingQueue<InsertNotifications.Arrivals> arrivals = new LinkedBlockingQueue<>();
         volatile boolean closed;
+
+        @Override
+        public InsertNotifications.Arrivals awaitArrivals(Duration timeout) {
+            InsertNotifications.Arrivals next = arrivals.poll();
+            return next != null ? next : InsertNotifications.Subscription.super.awaitArrivals(timeout);
+        }
 
         @Override
         public int await(Duration timeout) {

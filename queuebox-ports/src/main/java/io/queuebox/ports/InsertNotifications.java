@@ -1,6 +1,9 @@
 package io.queuebox.ports;
 
 import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.UUID;
 
 /**
  * The database telling, as it happens, that rows were committed into the outbox table: PostgreSQL's
@@ -40,8 +43,44 @@ public interface InsertNotifications {
          */
         int await(Duration timeout);
 
+        /**
+         * {@link #await}, with the rows the notifications named, for a database whose notifications say which rows
+         * they are about (PostgreSQL from schema version 5). The engine then skips the claim when it claimed those
+         * rows already, as it does for capture. The default names none, so every arrival wakes the engine.
+         *
+         * @throws RuntimeException as {@link #await} does
+         */
+        default Arrivals awaitArrivals(Duration timeout) {
+            return Arrivals.unnamed(await(timeout));
+        }
+
         /** Stops listening and closes the session. Idempotent, never throws. */
         @Override
         void close();
+    }
+
+    /**
+     * Notifications that arrived together: how many, and the rows they named. {@code allNamed} is false when any
+     * of them named no rows (a large insert, an older trigger, a notification of somebody else on the channel):
+     * then the rows named say nothing about what else arrived.
+     */
+    record Arrivals(int count, List<UUID> eventIds, boolean allNamed) {
+
+        public Arrivals {
+            if (count < 0) {
+                throw new IllegalArgumentException("count must not be negative: " + count);
+            }
+            eventIds = List.copyOf(Objects.requireNonNull(eventIds, "eventIds"));
+        }
+
+        /** {@code count} notifications that named no rows. */
+        public static Arrivals unnamed(int count) {
+            return new Arrivals(count, List.of(), false);
+        }
+
+        /** Whether the engine can be told exactly which rows arrived. */
+        public boolean namesEveryRow() {
+            return count > 0 && allNamed && !eventIds.isEmpty();
+        }
     }
 }

@@ -1,5 +1,6 @@
 package io.queuebox.ports;
 
+import java.util.Collection;
 import java.util.UUID;
 
 /**
@@ -35,6 +36,14 @@ public interface WakeSource extends AutoCloseable {
          * {@link #wake} does.
          */
         default void wakeFor(WakeReason reason, UUID eventId) {
+            wake(reason);
+        }
+
+        /**
+         * {@link #wakeFor(WakeReason, UUID)} for the rows of one commit or one notification: one wake-up at most.
+         * The default wakes as {@link #wake} does.
+         */
+        default void wakeFor(WakeReason reason, Collection<UUID> eventIds) {
             wake(reason);
         }
     }
