@@ -78,7 +78,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--scale-rows", defaultValue = "40000", description = "Rows of each scale-out drain, measured with the relays warm (default ${DEFAULT-VALUE}).")
     int scaleRows;
 
-    @Option(names = "--scale-warmup-rows", defaultValue = "10000", description = "Rows each scale-out run drains first, from GO with cold JVMs: the cold rate (default ${DEFAULT-VALUE}).")
+    @Option(names = "--scale-warmup-rows", defaultValue = "10000", description = "Rows per relay process each scale-out run drains first, from GO with cold JVMs: the cold rate; 4 processes drain 4 times as many, so that each JVM is as warm as the single one (default ${DEFAULT-VALUE}).")
     int scaleWarmupRows;
 
     @Option(names = "--scale-aggregates", defaultValue = "1000", description = "Aggregates the scale-out rows are spread over; with"
@@ -297,7 +297,7 @@ public final class BenchCommand implements Callable<Integer> {
             }
             if (runs("scale") && !smoke) {
                 out.println("Scale-out (child JVMs, RabbitMQ, workers 2, batch 500, ordering on, " + scaleAggregates + " aggregates; cold: GO → " + scaleWarmupRows
-                        + " warm-up rows consumed; warm: commit of " + scaleRows + " rows → last consumed)");
+                        + " warm-up rows per process consumed; warm: commit of " + scaleRows + " rows → last consumed)");
                 List<Map<String, Object>> scale = new ArrayList<>();
                 for (int processes : new int[] {1, 2, 4}) {
                     scale.add(children.scaleOut(processes, scaleWarmupRows, scaleRows, scaleAggregates));
@@ -418,7 +418,7 @@ public final class BenchCommand implements Callable<Integer> {
         settings.put("scaleAggregates", scaleAggregates);
         settings.put("scaleOut", "1, 2 and 4 relay child JVMs (-Xmx256m, workers 2, batch 500, per-aggregate ordering, wake interval"
                 + " 100 ms) to RabbitMQ, rows over " + scaleAggregates + " aggregates; cold: from GO to the last of the warm-up rows"
-                + " (committed before GO) consumed; warm: the measured rows committed in one INSERT once every warm-up row was"
+                + " (" + scaleWarmupRows + " per process, committed before GO) consumed; warm: the measured rows committed in one INSERT once every warm-up row was"
                 + " consumed, from that commit to the last of them consumed; duplicates and per-process figures per phase");
         return settings;
     }

@@ -67,7 +67,10 @@ final class Children {
      * cold rate from GO to the last warm-up row consumed. Duplicates are counted per phase, by the phase in
      * which the consumer first saw the row.
      */
-    Map<String, Object> scaleOut(int processes, int warmupRows, int rows, int aggregates) throws Exception {
+    Map<String, Object> scaleOut(int processes, int warmupRowsPerProcess, int rows, int aggregates) throws Exception {
+        // As many warm-up rows per JVM as the single relay drains alone: with one total, each of 4 JVMs compiled its
+        // hot paths on a quarter of them, and the warm phase measured JIT compilers as much as relays.
+        int warmupRows = warmupRowsPerProcess * processes;
         db.reset();
         db.fill(warmupRows, aggregates);
         brokers.purgeQueue();

@@ -269,7 +269,7 @@ final class Report {
         }
         List<Map<String, Object>> scale = list("scaleOut");
         if (!scale.isEmpty()) {
-            md.append("#### Scale-out\n\nWarm: the relays have drained the warm-up rows; the measured rows are committed in one"
+            md.append("#### Scale-out\n\nWarm: the relays have drained the warm-up rows (as many per process as the single relay drains, so each JVM is as warm); the measured rows are committed in one"
                     + " INSERT and timed from that commit to the last of them consumed. Cold: the warm-up rows, from GO (fresh JVMs"
                     + " compiling) to the last of them consumed.\n\n");
             md.append("| processes | rows | warm total rows/s | distinct consumed | duplicates | delivered per process"
