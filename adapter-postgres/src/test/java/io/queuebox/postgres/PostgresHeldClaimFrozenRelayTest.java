@@ -8,8 +8,6 @@ import io.queuebox.ports.Ordering;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.ParkingPolicy;
 import io.queuebox.testkit.faults.TcpProxy;
-import io.queuebox.testkit.services.TestServices;
-import java.net.URI;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.Statement;
@@ -20,7 +18,6 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.postgresql.ds.PGSimpleDataSource;
 
 /**
  * A relay that freezes (SIGSTOP, a stalled VM) while PostgreSQL is still sending it the rows of a held claim. The
@@ -49,8 +46,7 @@ class PostgresHeldClaimFrozenRelayTest {
         db.execute("INSERT INTO " + settings.qualifiedTable() + " (event_id, aggregate_type, aggregate_id, event_type,"
                 + " payload) SELECT gen_random_uuid(), 'order', 'a' || g, 'OrderPlaced',"
                 + " decode(repeat('ab', " + PAYLOAD_BYTES + "), 'hex') FROM generate_series(1, " + ROWS + ") g");
-        URI server = URI.create(TestServices.postgresUrl().substring("jdbc:".length()));
-        proxy = new TcpProxy(server.getHost(), server.getPort());
+        proxy = ProxiedRelay.proxy();
     }
 
     @AfterEach
@@ -63,7 +59,7 @@ class PostgresHeldClaimFrozenRelayTest {
 
     @Test
     void theRowsOfARelayFrozenMidResultAreClaimableAfterAboutTheLease() throws Exception {
-        OutboxStore frozen = PostgresOutbox.store(throughProxy(), settings);
+        OutboxStore frozen = PostgresOutbox.store(ProxiedRelay.through(proxy, "frozen-relay"), settings);
         OutboxStore other = PostgresOutbox.store(db.dataSource, settings);
         // The claim's first small answers pass; the rows themselves stop after the first megabyte.
         proxy.freezeClientAfter(1_000_000);
@@ -97,15 +93,6 @@ class PostgresHeldClaimFrozenRelayTest {
             rs.next();
             return rs.getLong(1);
         }
-    }
-
-    private PGSimpleDataSource throughProxy() {
-        URI server = URI.create(TestServices.postgresUrl().substring("jdbc:".length()));
-        PGSimpleDataSource dataSource = new PGSimpleDataSource();
-        dataSource.setURL(TestServices.postgresUrl().replace(server.getHost() + ":" + server.getPort(),
-                "127.0.0.1:" + proxy.port()));
-        dataSource.setApplicationName("frozen-relay");
-        return dataSource;
     }
 
     private static ClaimRequest request(String owner) {
