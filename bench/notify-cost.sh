@@ -14,7 +14,8 @@
 #   notify+listener the same with a pgjdbc session that LISTENs and consumes, as the relay does
 #   notify-v4       qb_notify4 with version 4's trigger enabled, nobody listening
 #
-# Usage: bench/notify-cost.sh [--seconds N] [--reps N] [--clients N]
+# Usage: bench/notify-cost.sh [--seconds N] [--reps N] [--clients N] [--rows N]
+# --rows: rows per transaction (one INSERT ... SELECT; default 1)
 # Needs PostgreSQL on 127.0.0.1:5432 as postgres (trust), pgbench, psql, java and the pgjdbc jar in ~/.m2.
 # Creates and drops the database queuebox_bench_notify. Changes no server setting.
 set -euo pipefail
@@ -23,11 +24,13 @@ cd "$(dirname "$0")/.."
 SECONDS_PER_RUN=15
 REPS=3
 CLIENTS=8
+ROWS=1
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --seconds) SECONDS_PER_RUN="$2"; shift 2 ;;
     --reps) REPS="$2"; shift 2 ;;
     --clients) CLIENTS="$2"; shift 2 ;;
+    --rows) ROWS="$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -65,7 +68,7 @@ for schema in qb_poll qb_notify qb_notify4; do
   cat > "$WORK/$schema.sql" <<SQL
 \\set a random(1, 1000000)
 INSERT INTO $schema.queuebox_outbox (event_id, aggregate_type, aggregate_id, event_type, payload)
-VALUES (gen_random_uuid(), 'order', 'order-' || :a, 'OrderPlaced', '$PAYLOAD');
+SELECT gen_random_uuid(), 'order', 'order-' || (:a + g), 'OrderPlaced', '$PAYLOAD' FROM generate_series(1, $ROWS) g;
 SQL
 done
 
@@ -101,7 +104,7 @@ setting() { "${PG[@]}" -At -c "SHOW $1"; }
   for s in autovacuum synchronous_commit fsync wal_sync_method commit_delay shared_buffers max_connections; do
     echo "| $s | $(setting $s) |"
   done
-  echo "| runs | ${SECONDS_PER_RUN} s each, $REPS per variant, interleaved; $CLIENTS clients on $CLIENTS threads, pgbench -M prepared, one-row transactions |"
+  echo "| runs | ${SECONDS_PER_RUN} s each, $REPS per variant, interleaved; $CLIENTS clients on $CLIENTS threads, pgbench -M prepared, $ROWS-row transactions (one INSERT ... SELECT) |"
   echo
 } > "$OUT"
 
@@ -109,9 +112,9 @@ declare -A TPS
 declare -A HEARD
 run() { # variant
   local schema=qb_poll listener=""
-  [[ $1 == notify* ]] && schema=qb_notify && "${PG[@]}" -c "ALTER TABLE qb_notify.queuebox_outbox ENABLE TRIGGER queuebox_outbox_notify"
+  [[ $1 == notify* ]] && schema=qb_notify && "${PG[@]}" -c "ALTER TABLE qb_notify.queuebox_outbox ENABLE TRIGGER queuebox_outbox_notify_rows"
   [[ $1 == notify-v4 ]] && schema=qb_notify4 && "${PG[@]}" -c "ALTER TABLE qb_notify4.queuebox_outbox ENABLE TRIGGER queuebox_outbox_notify"
-  [[ $1 == disabled ]] && schema=qb_notify && "${PG[@]}" -c "ALTER TABLE qb_notify.queuebox_outbox DISABLE TRIGGER queuebox_outbox_notify"
+  [[ $1 == disabled ]] && schema=qb_notify && "${PG[@]}" -c "ALTER TABLE qb_notify.queuebox_outbox DISABLE TRIGGER queuebox_outbox_notify_rows"
   "${PG[@]}" -c "TRUNCATE $schema.queuebox_outbox"
   if [[ $1 == notify+listener ]]; then
     java -cp "$PGJDBC" "$WORK/Listen.java" "jdbc:postgresql://$HOST:5432/$DB?user=postgres" $((SECONDS_PER_RUN + 3)) > "$WORK/heard" &
@@ -142,7 +145,7 @@ done
 
 median() { python3 -c "import statistics,sys; v=[float(x) for x in sys.argv[1:]]; print(f'{statistics.median(v):.0f}')" $1; }
 {
-  echo "## Insert ceiling, one-row transactions (medians; every run in brackets)"
+  echo "## Insert ceiling, $ROWS-row transactions (medians; every run in brackets)"
   echo
   echo "| variant | tx/s | ÷ poll |"
   echo "| --- | ---: | ---: |"

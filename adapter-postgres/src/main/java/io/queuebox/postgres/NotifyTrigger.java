@@ -5,69 +5,116 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Optional;
 import javax.sql.DataSource;
 
 /**
- * The insert-notify trigger of schema version 4, {@code <table>_notify}: created disabled, enabled where relays
- * listen, because transactions that notify commit one at a time.
+ * The insert-notify triggers: schema version 5's row trigger {@code <table>_notify_rows}, which names each row it
+ * notifies, and version 4's statement trigger {@code <table>_notify}, which names none. Version 5 switches from the
+ * second to the first; only one of them is enabled at a time. Created disabled, enabled where relays listen,
+ * because transactions that notify commit one at a time.
  */
 final class NotifyTrigger {
 
     private NotifyTrigger() {
     }
 
-    static String name(PostgresOutboxSettings settings) {
+    /** Version 4's statement trigger. */
+    static String statementTrigger(PostgresOutboxSettings settings) {
         return settings.table() + "_notify";
     }
 
-    /** Whether the trigger fires in ordinary sessions ('O'rigin or 'A'lways; a REPLICA trigger does not); empty when the table has none (schema below version 4, or no table). */
-    static Optional<Boolean> enabled(Connection connection, PostgresOutboxSettings settings) throws SQLException {
-        try (PreparedStatement check = connection.prepareStatement("SELECT tgenabled IN ('O', 'A') FROM pg_catalog.pg_trigger"
-                + " WHERE tgrelid = to_regclass(?) AND tgname = ?")) {
-            check.setString(1, settings.qualifiedTable());
-            check.setString(2, name(settings));
-            try (ResultSet result = check.executeQuery()) {
-                return result.next() ? Optional.of(result.getBoolean(1)) : Optional.empty();
-            }
-        }
-    }
-
-    /** The statement that enables ({@code true}) or disables the trigger. */
-    static String alter(PostgresOutboxSettings settings, boolean enable) {
-        return "ALTER TABLE " + settings.qualifiedTable() + (enable ? " ENABLE" : " DISABLE") + " TRIGGER "
-                + PostgresOutboxSettings.quote(name(settings));
+    /** Version 5's row trigger. */
+    static String rowTrigger(PostgresOutboxSettings settings) {
+        return settings.table() + "_notify_rows";
     }
 
     /**
-     * Enables or disables the trigger, only when it is not so already: {@code ALTER TABLE} waits for every open
-     * transaction on the table, and writers queue behind it meanwhile.
+     * The table's notify triggers: the one in use first (version 5's where it exists). {@code enabled}: fires in
+     * ordinary sessions ('O'rigin or 'A'lways; a REPLICA trigger does not). Empty when the table has neither
+     * (schema below version 4, or no table).
+     */
+    static List<Trigger> triggers(Connection connection, PostgresOutboxSettings settings) throws SQLException {
+        try (PreparedStatement check = connection.prepareStatement("SELECT tgname, tgenabled IN ('O', 'A')"
+                + " FROM pg_catalog.pg_trigger WHERE tgrelid = to_regclass(?) AND tgname IN (?, ?) ORDER BY tgname = ? DESC")) {
+            check.setString(1, settings.qualifiedTable());
+            check.setString(2, rowTrigger(settings));
+            check.setString(3, statementTrigger(settings));
+            check.setString(4, rowTrigger(settings));
+            List<Trigger> triggers = new ArrayList<>();
+            try (ResultSet result = check.executeQuery()) {
+                while (result.next()) {
+                    triggers.add(new Trigger(result.getString(1), result.getBoolean(2)));
+                }
+            }
+            return triggers;
+        }
+    }
+
+    /** The trigger in use and whether inserts notify; empty when the table has no notify trigger. */
+    static Optional<Trigger> enabled(Connection connection, PostgresOutboxSettings settings) throws SQLException {
+        List<Trigger> triggers = triggers(connection, settings);
+        if (triggers.isEmpty()) {
+            return Optional.empty();
+        }
+        boolean any = triggers.stream().anyMatch(Trigger::enabled);
+        return Optional.of(new Trigger(triggers.get(0).name(), any));
+    }
+
+    /** The statement that enables ({@code true}) or disables the trigger {@code name}. */
+    static String alter(PostgresOutboxSettings settings, String name, boolean enable) {
+        return "ALTER TABLE " + settings.qualifiedTable() + (enable ? " ENABLE" : " DISABLE") + " TRIGGER "
+                + PostgresOutboxSettings.quote(name);
+    }
+
+    /**
+     * Enables or disables notifications: the trigger in use, with version 4's kept disabled beside version 5's (both
+     * would notify every commit twice). Only what is not so already: {@code ALTER TABLE} waits for every open
+     * transaction that writes the table, and writers queue behind it meanwhile.
      *
      * @return whether it changed anything
      */
     static boolean set(DataSource dataSource, PostgresOutboxSettings settings, boolean enable) {
         try (Connection connection = dataSource.getConnection()) {
-            Optional<Boolean> now = enabled(connection, settings);
-            if (now.isEmpty()) {
+            List<Trigger> triggers = triggers(connection, settings);
+            if (triggers.isEmpty()) {
                 throw new IllegalStateException("the outbox table " + settings.displayName() + " has no trigger "
-                        + name(settings) + ": apply V4__queuebox_insert_notify.sql first ('queuebox migrate', or your"
-                        + " Flyway with " + SchemaScripts.LOCATION + ")");
+                        + statementTrigger(settings) + ": apply V4__queuebox_insert_notify.sql first ('queuebox migrate',"
+                        + " or your Flyway with " + SchemaScripts.LOCATION + ")");
             }
-            if (now.get() == enable) {
+            List<String> changes = new ArrayList<>();
+            for (int i = 0; i < triggers.size(); i++) {
+                boolean wanted = enable && i == 0;
+                if (triggers.get(i).enabled() != wanted) {
+                    changes.add(alter(settings, triggers.get(i).name(), wanted));
+                }
+            }
+            if (changes.isEmpty()) {
                 return false;
             }
             boolean autoCommit = connection.getAutoCommit();
-            connection.setAutoCommit(true);
+            connection.setAutoCommit(false);
             try (Statement statement = connection.createStatement()) {
-                statement.execute(alter(settings, enable));
+                for (String change : changes) {
+                    statement.execute(change);
+                }
+                connection.commit();
+            } catch (SQLException e) {
+                connection.rollback();
+                throw e;
             } finally {
                 connection.setAutoCommit(autoCommit);
             }
             return true;
         } catch (SQLException e) {
-            throw new IllegalStateException("could not " + (enable ? "enable" : "disable") + " the trigger "
-                    + name(settings) + " of " + settings.displayName() + " (SQL state " + e.getSQLState() + "): "
-                    + e.getMessage(), e);
+            throw new IllegalStateException("could not " + (enable ? "enable" : "disable") + " the insert-notify trigger"
+                    + " of " + settings.displayName() + " (SQL state " + e.getSQLState() + "): " + e.getMessage(), e);
         }
+    }
+
+    /** A notify trigger and whether it fires in ordinary sessions. */
+    record Trigger(String name, boolean enabled) {
     }
 }

@@ -74,17 +74,17 @@ final class PostgresInsertNotifications implements InsertNotifications {
 
     /** Throws, saying what to run, unless the table's insert-notify trigger exists and is enabled. */
     private void requireTrigger(Connection connection) throws SQLException {
-        Optional<Boolean> enabled = NotifyTrigger.enabled(connection, settings);
-        if (enabled.isEmpty()) {
+        Optional<NotifyTrigger.Trigger> trigger = NotifyTrigger.enabled(connection, settings);
+        if (trigger.isEmpty()) {
             throw new IllegalStateException("the outbox table " + settings.displayName() + " has no trigger "
-                    + NotifyTrigger.name(settings) + ", so inserts notify nobody: run 'queuebox migrate' with"
+                    + NotifyTrigger.statementTrigger(settings) + ", so inserts notify nobody: run 'queuebox migrate' with"
                     + " outbox.wake.mode notify (or apply V4__queuebox_insert_notify.sql from " + SchemaScripts.LOCATION
                     + " and enable the trigger)");
         }
-        if (!enabled.get()) {
-            throw new IllegalStateException("the trigger " + NotifyTrigger.name(settings) + " of " + settings.displayName()
+        if (!trigger.get().enabled()) {
+            throw new IllegalStateException("the trigger " + trigger.get().name() + " of " + settings.displayName()
                     + " is disabled, so inserts notify nobody: run 'queuebox migrate' with outbox.wake.mode notify, or "
-                    + NotifyTrigger.alter(settings, true));
+                    + NotifyTrigger.alter(settings, trigger.get().name(), true));
         }
     }
 

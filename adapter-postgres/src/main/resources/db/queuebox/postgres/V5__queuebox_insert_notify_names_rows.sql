@@ -1,53 +1,70 @@
 -- QueueBox outbox for PostgreSQL, version 5: the insert notification names the rows it is about.
 -- Placeholders (Flyway syntax): ${queuebox_schema} and ${queuebox_table}; see docs/reference/postgres-schema.md.
--- Idempotent. Keeps whether the trigger of version 4 is enabled ('queuebox migrate' enables it when
--- outbox.wake.mode is notify): the trigger is dropped and created again in this script's transaction, since
--- only a trigger created with REFERENCING sees the rows of its statement.
+-- Idempotent: the function is replaced, the trigger is created only when it is missing; running this script
+-- again never changes whether a trigger is enabled.
 --
--- The payload: the event ids of the statement's rows, comma-separated, when it inserted at most 100 (3,700 bytes,
--- under PostgreSQL's 8,000-byte limit for a payload); empty for a larger statement. A relay that is told which
--- rows arrived skips the claim when it claimed them already (a claim that started between the commit and the
--- notification took them), as it does for capture; an empty payload wakes it as before. Notifications with
--- different payloads are not folded: a transaction sends one per insert statement (one per transaction before),
--- still delivered at commit only, and none when it rolls back. The cost on the insert ceiling is in
--- docs/concepts/delivery.md ("Wake-ups").
+-- A row-level AFTER INSERT trigger, <table>_notify_rows, calls pg_notify on the table's channel with the row's
+-- event id, for the first 100 rows a transaction inserts, then once with an empty payload (PostgreSQL folds
+-- identical notifications of a transaction into one). A relay that is told which rows arrived skips the claim when
+-- it claimed them already (a claim that started between the commit and the notification took them), as it does
+-- for capture; an empty payload wakes it as before. Notifications are delivered at commit only, none for a
+-- rolled-back transaction. The cost on the insert ceiling is in docs/concepts/delivery.md ("Wake-ups").
+--
+-- It replaces version 4's statement trigger, <table>_notify, which stays, disabled, and its function untouched: a
+-- trigger renamed from it still works. The new trigger takes over the old one's state when it is created
+-- (disabled, or enabled as the old one was, which is then disabled: both would notify every commit); afterwards
+-- 'queuebox migrate' enables and disables it. A disabled row trigger costs a statement nothing measurable (a
+-- trigger with a transition table would copy every inserted row even while disabled). Creating a trigger and
+-- disabling one take SHARE ROW EXCLUSIVE on the table, which a claim's row locks do not conflict with.
 
 DO $queuebox$
 DECLARE
     channel text := '${queuebox_schema}' || '.' || '${queuebox_table}';
-    enabled "char";
+    old_state "char";
 BEGIN
     IF octet_length(channel) > 63 THEN
         channel := left(channel, 30) || '_' || md5(channel);
     END IF;
 
-    SELECT t.tgenabled INTO enabled FROM pg_catalog.pg_trigger t
-    WHERE t.tgrelid = format('%I.%I', '${queuebox_schema}', '${queuebox_table}')::regclass
-      AND t.tgname = '${queuebox_table}_notify';
-
     EXECUTE format($function$
 CREATE OR REPLACE FUNCTION %1$I.%2$I() RETURNS trigger
     LANGUAGE plpgsql AS $body$
+DECLARE
+    named integer := coalesce(nullif(current_setting('queuebox.notified_rows', true), '')::integer, 0);
 BEGIN
-    PERFORM pg_notify(%3$L, CASE WHEN (SELECT count(*) FROM (SELECT 1 FROM queuebox_inserted LIMIT 101) n) <= 100
-        THEN (SELECT string_agg(event_id::text, ',') FROM queuebox_inserted) ELSE '' END);
+    IF named < 100 THEN
+        PERFORM pg_notify(%3$L, NEW.event_id::text);
+    ELSIF named = 100 THEN
+        PERFORM pg_notify(%3$L, '');
+    END IF;
+    IF named <= 100 THEN
+        PERFORM set_config('queuebox.notified_rows', (named + 1)::text, true);
+    END IF;
     RETURN NULL;
 END
 $body$
-$function$, '${queuebox_schema}', '${queuebox_table}_notify', channel);
+$function$, '${queuebox_schema}', '${queuebox_table}_notify_rows', channel);
 
-    EXECUTE format('DROP TRIGGER IF EXISTS %1$I ON %2$I.%3$I',
-            '${queuebox_table}_notify', '${queuebox_schema}', '${queuebox_table}');
-    EXECUTE format('CREATE TRIGGER %1$I AFTER INSERT ON %2$I.%3$I REFERENCING NEW TABLE AS queuebox_inserted'
-            || ' FOR EACH STATEMENT EXECUTE FUNCTION %2$I.%1$I()',
-            '${queuebox_table}_notify', '${queuebox_schema}', '${queuebox_table}');
-    IF enabled IS NULL OR enabled = 'D' THEN
-        EXECUTE format('ALTER TABLE %2$I.%3$I DISABLE TRIGGER %1$I',
-                '${queuebox_table}_notify', '${queuebox_schema}', '${queuebox_table}');
-    ELSIF enabled <> 'O' THEN
-        EXECUTE format('ALTER TABLE %2$I.%3$I ENABLE %4$s TRIGGER %1$I',
-                '${queuebox_table}_notify', '${queuebox_schema}', '${queuebox_table}',
-                CASE enabled WHEN 'A' THEN 'ALWAYS' ELSE 'REPLICA' END);
+    IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger
+                   WHERE tgrelid = format('%I.%I', '${queuebox_schema}', '${queuebox_table}')::regclass
+                   AND tgname = '${queuebox_table}_notify_rows') THEN
+        SELECT t.tgenabled INTO old_state FROM pg_catalog.pg_trigger t
+        WHERE t.tgrelid = format('%I.%I', '${queuebox_schema}', '${queuebox_table}')::regclass
+          AND t.tgname = '${queuebox_table}_notify';
+        EXECUTE format('CREATE TRIGGER %1$I AFTER INSERT ON %2$I.%3$I FOR EACH ROW EXECUTE FUNCTION %2$I.%1$I()',
+                '${queuebox_table}_notify_rows', '${queuebox_schema}', '${queuebox_table}');
+        IF old_state IS NULL OR old_state = 'D' THEN
+            EXECUTE format('ALTER TABLE %2$I.%3$I DISABLE TRIGGER %1$I',
+                    '${queuebox_table}_notify_rows', '${queuebox_schema}', '${queuebox_table}');
+        ELSE
+            IF old_state <> 'O' THEN
+                EXECUTE format('ALTER TABLE %2$I.%3$I ENABLE %4$s TRIGGER %1$I',
+                        '${queuebox_table}_notify_rows', '${queuebox_schema}', '${queuebox_table}',
+                        CASE old_state WHEN 'A' THEN 'ALWAYS' ELSE 'REPLICA' END);
+            END IF;
+            EXECUTE format('ALTER TABLE %2$I.%3$I DISABLE TRIGGER %1$I',
+                    '${queuebox_table}_notify', '${queuebox_schema}', '${queuebox_table}');
+        END IF;
     END IF;
 END
 $queuebox$;

@@ -135,14 +135,14 @@ class RelayNotifyTest {
             awaitDelivered(PROMPTLY, afterRollback);
             assertThat(rabbit.drain()).doesNotContain(rolledBack.eventId().toString());
 
-            // Five rows of one transaction: one notification, every row delivered.
+            // Five rows of one transaction: a notification naming each row, every row delivered.
             double before = metric(relay, "queuebox_notify_notifications_total");
             OutboxEvent[] batch = {anEvent("order-3"), anEvent("order-4"), anEvent("order-3"), anEvent("order-5"),
                     anEvent("order-6")};
             commit(table, batch);
             awaitDelivered(PROMPTLY, batch);
             Thread.sleep(300);
-            assertThat(metric(relay, "queuebox_notify_notifications_total")).isEqualTo(before + 1);
+            assertThat(metric(relay, "queuebox_notify_notifications_total")).isEqualTo(before + 5);
 
             // The listener's backend terminated: an insert committed while nobody listens is delivered on the
             // reconnect's wake-up, and later inserts are notified again.
@@ -177,7 +177,7 @@ class RelayNotifyTest {
         try (Relay relay = Relay.start(QueueBoxConfig.of(config("outbox.table", "no_notify_outbox",
                 "outbox.pollIntervalMs", "300")))) {
             await().atMost(Duration.ofSeconds(10)).until(() ->
-                    notifyHealth(relay).path("detail").asText().contains("the trigger no_notify_outbox_notify of"
+                    notifyHealth(relay).path("detail").asText().contains("the trigger no_notify_outbox_notify_rows of"
                             + " public.no_notify_outbox is disabled"));
             assertThat(notifyHealth(relay).path("status").asText()).isEqualTo("DOWN");
 

@@ -54,7 +54,8 @@ class OutboxCommandsTest {
         assertThat(database.count("public.queuebox_schema_history", "version = '2' AND success")).isEqualTo(1);
         assertThat(database.count("pg_trigger", "tgname = 'queuebox_outbox_aggregate_lock'")).isEqualTo(1);
         assertThat(first.out()).contains("Insert notifications: off (outbox.wake.mode poll)");
-        assertThat(database.count("pg_trigger", "tgname = 'queuebox_outbox_notify' AND tgenabled = 'D'")).isEqualTo(1);
+        assertThat(database.count("pg_trigger", "tgname IN ('queuebox_outbox_notify', 'queuebox_outbox_notify_rows')"
+                + " AND tgenabled = 'D'")).isEqualTo(2);
     }
 
     @Test
@@ -66,13 +67,16 @@ class OutboxCommandsTest {
         CliRun on = CliRun.of(notify, "migrate");
         assertThat(on.exitCode()).as(on.err()).isZero();
         assertThat(on.out()).contains("0 migration(s) applied").contains("Insert notifications: on (outbox.wake.mode notify)");
-        assertThat(database.count("pg_trigger", "tgname = 'queuebox_outbox_notify' AND tgenabled = 'O'")).isEqualTo(1);
+        assertThat(database.count("pg_trigger", "tgname = 'queuebox_outbox_notify_rows' AND tgenabled = 'O'")).isEqualTo(1);
+        assertThat(database.count("pg_trigger", "tgname = 'queuebox_outbox_notify' AND tgenabled = 'D'"))
+                .as("version 4's trigger stays disabled beside version 5's").isEqualTo(1);
         assertThat(CliRun.of(notify, "migrate", "--dry-run").out())
                 .contains("-- then migrate switches the outbox's insert notifications on (outbox.wake.mode notify)");
 
         CliRun off = CliRun.of(env, "migrate");
         assertThat(off.exitCode()).as(off.err()).isZero();
-        assertThat(database.count("pg_trigger", "tgname = 'queuebox_outbox_notify' AND tgenabled = 'D'")).isEqualTo(1);
+        assertThat(database.count("pg_trigger", "tgname IN ('queuebox_outbox_notify', 'queuebox_outbox_notify_rows')"
+                + " AND tgenabled = 'D'")).isEqualTo(2);
     }
 
     @Test
