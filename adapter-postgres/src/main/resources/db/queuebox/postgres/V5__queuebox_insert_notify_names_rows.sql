@@ -4,7 +4,7 @@
 -- again never changes whether a trigger is enabled.
 --
 -- A row-level AFTER INSERT trigger, <table>_notify_rows, calls pg_notify on the table's channel with the row's
--- event id, for the first 100 rows a transaction inserts, then once with an empty payload (PostgreSQL folds
+-- event id, for the first 100 rows a transaction inserts into the table, then once with an empty payload (PostgreSQL folds
 -- identical notifications of a transaction into one). A relay that is told which rows arrived skips the claim when
 -- it claimed them already (a claim that started between the commit and the notification took them), as it does
 -- for capture; an empty payload wakes it as before. Notifications are delivered at commit only, none for a
@@ -20,6 +20,8 @@
 DO $queuebox$
 DECLARE
     channel text := '${queuebox_schema}' || '.' || '${queuebox_table}';
+    -- The count of rows notified, per table: a transaction that fills one table's hundred still notifies another's.
+    counter text := 'queuebox.notified_' || left(md5('${queuebox_schema}' || '.' || '${queuebox_table}'), 16);
     old_state "char";
 BEGIN
     IF octet_length(channel) > 63 THEN
@@ -30,7 +32,7 @@ BEGIN
 CREATE OR REPLACE FUNCTION %1$I.%2$I() RETURNS trigger
     LANGUAGE plpgsql AS $body$
 DECLARE
-    named integer := coalesce(nullif(current_setting('queuebox.notified_rows', true), '')::integer, 0);
+    named integer := coalesce(nullif(current_setting(%4$L, true), '')::integer, 0);
 BEGIN
     IF named < 100 THEN
         PERFORM pg_notify(%3$L, NEW.event_id::text);
@@ -38,12 +40,12 @@ BEGIN
         PERFORM pg_notify(%3$L, '');
     END IF;
     IF named <= 100 THEN
-        PERFORM set_config('queuebox.notified_rows', (named + 1)::text, true);
+        PERFORM set_config(%4$L, (named + 1)::text, true);
     END IF;
     RETURN NULL;
 END
 $body$
-$function$, '${queuebox_schema}', '${queuebox_table}_notify_rows', channel);
+$function$, '${queuebox_schema}', '${queuebox_table}_notify_rows', channel, counter);
 
     IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger
                    WHERE tgrelid = format('%I.%I', '${queuebox_schema}', '${queuebox_table}')::regclass

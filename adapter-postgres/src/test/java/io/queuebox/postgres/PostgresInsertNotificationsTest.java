@@ -148,6 +148,30 @@ class PostgresInsertNotificationsTest {
     }
 
     @Test
+    void aTransactionThatFillsOneTablesHundredStillNamesTheRowsOfAnother() throws SQLException {
+        PostgresOutboxSettings second = db.settings().table("second_outbox").build();
+        PostgresOutbox.createSchema(db.dataSource, second);
+        PostgresOutbox.insertNotifications(db.dataSource, second, true);
+        subscription = notifications(second).listen();
+        OutboxEvent event = anEvent("second-1");
+
+        try (Connection writer = db.dataSource.getConnection()) {
+            writer.setAutoCommit(false);
+            try (Statement plain = writer.createStatement()) {
+                plain.execute("INSERT INTO " + settings.qualifiedTable() + " (event_id, aggregate_type, aggregate_id,"
+                        + " event_type, payload) SELECT gen_random_uuid(), 'order', 'many-' || g, 'OrderPlaced', '\\x7b7d'"
+                        + " FROM generate_series(1, 150) g");
+            }
+            PostgresOutbox.jdbcWriter(second).enqueue(writer, event);
+            writer.commit();
+        }
+
+        InsertNotifications.Arrivals arrivals = arrivalsWithin(Duration.ofMillis(1000));
+        assertThat(arrivals.eventIds()).as("the second table's row, after 150 into the first").containsExactly(event.eventId());
+        assertThat(arrivals.allNamed()).isTrue();
+    }
+
+    @Test
     void aPayloadThatIsNotAListOfEventIdsNamesNoRows() {
         List<UUID> named = new ArrayList<>();
         UUID id = UUID.randomUUID();
