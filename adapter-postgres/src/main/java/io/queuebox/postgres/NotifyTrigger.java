@@ -37,7 +37,7 @@ final class NotifyTrigger {
      * (schema below version 4, or no table).
      */
     static List<Trigger> triggers(Connection connection, PostgresOutboxSettings settings) throws SQLException {
-        try (PreparedStatement check = connection.prepareStatement("SELECT tgname, tgenabled IN ('O', 'A')"
+        try (PreparedStatement check = connection.prepareStatement("SELECT tgname, tgenabled IN ('O', 'A'), tgenabled = 'D'"
                 + " FROM pg_catalog.pg_trigger WHERE tgrelid = to_regclass(?) AND tgname IN (?, ?) ORDER BY tgname = ? DESC")) {
             check.setString(1, settings.qualifiedTable());
             check.setString(2, rowTrigger(settings));
@@ -46,7 +46,7 @@ final class NotifyTrigger {
             List<Trigger> triggers = new ArrayList<>();
             try (ResultSet result = check.executeQuery()) {
                 while (result.next()) {
-                    triggers.add(new Trigger(result.getString(1), result.getBoolean(2)));
+                    triggers.add(new Trigger(result.getString(1), result.getBoolean(2), result.getBoolean(3)));
                 }
             }
             return triggers;
@@ -60,7 +60,7 @@ final class NotifyTrigger {
             return Optional.empty();
         }
         boolean any = triggers.stream().anyMatch(Trigger::enabled);
-        return Optional.of(new Trigger(triggers.get(0).name(), any));
+        return Optional.of(new Trigger(triggers.get(0).name(), any, triggers.stream().allMatch(Trigger::disabled)));
     }
 
     /** The statement that enables ({@code true}) or disables the trigger {@code name}. */
@@ -87,7 +87,8 @@ final class NotifyTrigger {
             List<String> changes = new ArrayList<>();
             for (int i = 0; i < triggers.size(); i++) {
                 boolean wanted = enable && i == 0;
-                if (triggers.get(i).enabled() != wanted) {
+                // Disabled means 'D': a REPLICA trigger is not enabled for ordinary sessions, nor disabled for replicas.
+                if (wanted ? !triggers.get(i).enabled() : !triggers.get(i).disabled()) {
                     changes.add(alter(settings, triggers.get(i).name(), wanted));
                 }
             }
@@ -114,7 +115,7 @@ final class NotifyTrigger {
         }
     }
 
-    /** A notify trigger and whether it fires in ordinary sessions. */
-    record Trigger(String name, boolean enabled) {
+    /** A notify trigger, whether it fires in ordinary sessions, and whether it fires in none ('D'). */
+    record Trigger(String name, boolean enabled, boolean disabled) {
     }
 }

@@ -278,6 +278,49 @@ class PostgresInsertNotificationsTest {
     }
 
     @Test
+    void switchingNotificationsOffDisablesATriggerThatFiresOnlyForReplicationToo() throws SQLException {
+        // Found by review: 'R' counted as not enabled, so switching off left it firing for replica sessions.
+        PostgresOutboxSettings replica = db.settings().table("replica_off_outbox").build();
+        PostgresOutbox.createSchema(db.dataSource, replica);
+        db.execute("ALTER TABLE " + replica.qualifiedTable() + " ENABLE REPLICA TRIGGER replica_off_outbox_notify_rows");
+
+        assertThat(PostgresOutbox.insertNotifications(db.dataSource, replica, false)).as("changed").isTrue();
+
+        try (Connection connection = db.dataSource.getConnection(); Statement statement = connection.createStatement();
+             ResultSet states = statement.executeQuery("SELECT string_agg(tgname || '=' || tgenabled::text, ' ' ORDER BY"
+                     + " tgname) FROM pg_trigger WHERE tgrelid = '" + replica.qualifiedTable() + "'::regclass"
+                     + " AND tgname LIKE 'replica_off_outbox_notify%'")) {
+            states.next();
+            assertThat(states.getString(1)).isEqualTo("replica_off_outbox_notify=D replica_off_outbox_notify_rows=D");
+        }
+    }
+
+    @Test
+    void aTransactionThatFillsATablesHundredAfterAnotherTablesRowStillSaysSoWithAnUnnamedNotification()
+            throws SQLException {
+        // Found by review: with one count for every table, a table's 101st row after another table's row was neither
+        // named nor followed by an unnamed notification.
+        PostgresOutboxSettings other = db.settings().table("other_outbox").build();
+        PostgresOutbox.createSchema(db.dataSource, other);
+        PostgresOutbox.insertNotifications(db.dataSource, other, true);
+        subscription = notifications(settings).listen();
+
+        try (Connection writer = db.dataSource.getConnection(); Statement plain = writer.createStatement()) {
+            writer.setAutoCommit(false);
+            String rows = " (event_id, aggregate_type, aggregate_id, event_type, payload) SELECT gen_random_uuid(), 'order',"
+                    + " 'fill-' || g, 'OrderPlaced', '\\x7b7d' FROM generate_series(1, %d) g";
+            plain.execute("INSERT INTO " + settings.qualifiedTable() + rows.formatted(100));
+            plain.execute("INSERT INTO " + other.qualifiedTable() + rows.formatted(1));
+            plain.execute("INSERT INTO " + settings.qualifiedTable() + rows.formatted(1));
+            writer.commit();
+        }
+
+        InsertNotifications.Arrivals arrivals = arrivalsWithin(Duration.ofMillis(1000));
+        assertThat(arrivals.eventIds()).as("this table's first hundred rows").hasSize(100);
+        assertThat(arrivals.allNamed()).as("its 101st row, unnamed, says not every row was named").isFalse();
+    }
+
+    @Test
     void aTriggerDisabledWhileListeningEndsTheSubscriptionAtTheNextQuietCheck() {
         PostgresOutboxSettings switched = db.settings().table("switched_outbox").build();
         PostgresOutbox.createSchema(db.dataSource, switched);
