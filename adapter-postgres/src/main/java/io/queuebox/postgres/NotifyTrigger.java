@@ -7,7 +7,6 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import javax.sql.DataSource;
 
 /**
@@ -32,12 +31,11 @@ final class NotifyTrigger {
     }
 
     /**
-     * The table's notify triggers: the one in use first (version 5's where it exists). {@code enabled}: fires in
-     * ordinary sessions ('O'rigin or 'A'lways; a REPLICA trigger does not). Empty when the table has neither
+     * The table's notify triggers, the one in use first (version 5's where it exists); empty when the table has neither
      * (schema below version 4, or no table).
      */
     static List<Trigger> triggers(Connection connection, PostgresOutboxSettings settings) throws SQLException {
-        try (PreparedStatement check = connection.prepareStatement("SELECT tgname, tgenabled IN ('O', 'A'), tgenabled = 'D'"
+        try (PreparedStatement check = connection.prepareStatement("SELECT tgname, tgenabled::text"
                 + " FROM pg_catalog.pg_trigger WHERE tgrelid = to_regclass(?) AND tgname IN (?, ?) ORDER BY tgname = ? DESC")) {
             check.setString(1, settings.qualifiedTable());
             check.setString(2, rowTrigger(settings));
@@ -46,21 +44,11 @@ final class NotifyTrigger {
             List<Trigger> triggers = new ArrayList<>();
             try (ResultSet result = check.executeQuery()) {
                 while (result.next()) {
-                    triggers.add(new Trigger(result.getString(1), result.getBoolean(2), result.getBoolean(3)));
+                    triggers.add(new Trigger(result.getString(1), result.getString(2)));
                 }
             }
             return triggers;
         }
-    }
-
-    /** The trigger in use and whether inserts notify; empty when the table has no notify trigger. */
-    static Optional<Trigger> enabled(Connection connection, PostgresOutboxSettings settings) throws SQLException {
-        List<Trigger> triggers = triggers(connection, settings);
-        if (triggers.isEmpty()) {
-            return Optional.empty();
-        }
-        boolean any = triggers.stream().anyMatch(Trigger::enabled);
-        return Optional.of(new Trigger(triggers.get(0).name(), any, triggers.stream().allMatch(Trigger::disabled)));
     }
 
     /** The statement that enables ({@code true}) or disables the trigger {@code name}. */
@@ -115,7 +103,17 @@ final class NotifyTrigger {
         }
     }
 
-    /** A notify trigger, whether it fires in ordinary sessions, and whether it fires in none ('D'). */
-    record Trigger(String name, boolean enabled, boolean disabled) {
+    /** A notify trigger and its {@code pg_trigger.tgenabled}. */
+    record Trigger(String name, String state) {
+
+        /** Fires in ordinary sessions: 'O'rigin or 'A'lways (a REPLICA trigger does not). */
+        boolean enabled() {
+            return state.equals("O") || state.equals("A");
+        }
+
+        /** Fires in no session. */
+        boolean disabled() {
+            return state.equals("D");
+        }
     }
 }

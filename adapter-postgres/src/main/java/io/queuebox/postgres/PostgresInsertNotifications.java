@@ -9,7 +9,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.UUID;
 import org.postgresql.PGConnection;
 import org.postgresql.PGNotification;
@@ -74,17 +73,18 @@ final class PostgresInsertNotifications implements InsertNotifications {
 
     /** Throws, saying what to run, unless the table's insert-notify trigger exists and is enabled. */
     private void requireTrigger(Connection connection) throws SQLException {
-        Optional<NotifyTrigger.Trigger> trigger = NotifyTrigger.enabled(connection, settings);
-        if (trigger.isEmpty()) {
+        List<NotifyTrigger.Trigger> triggers = NotifyTrigger.triggers(connection, settings);
+        if (triggers.isEmpty()) {
             throw new IllegalStateException("the outbox table " + settings.displayName() + " has no trigger "
                     + NotifyTrigger.statementTrigger(settings) + ", so inserts notify nobody: run 'queuebox migrate' with"
                     + " outbox.wake.mode notify (or apply V4__queuebox_insert_notify.sql from " + SchemaScripts.LOCATION
                     + " and enable the trigger)");
         }
-        if (!trigger.get().enabled()) {
-            throw new IllegalStateException("the trigger " + trigger.get().name() + " of " + settings.displayName()
+        if (triggers.stream().noneMatch(NotifyTrigger.Trigger::enabled)) {
+            String inUse = triggers.get(0).name();
+            throw new IllegalStateException("the trigger " + inUse + " of " + settings.displayName()
                     + " is disabled, so inserts notify nobody: run 'queuebox migrate' with outbox.wake.mode notify, or "
-                    + NotifyTrigger.alter(settings, trigger.get().name(), true));
+                    + NotifyTrigger.alter(settings, inUse, true));
         }
     }
 

@@ -80,8 +80,7 @@ class PostgresHeldClaimStalledStatementTest {
     void theRowsOfARelayStalledMidStatementAreClaimableAfterAboutTheLease(Ordering ordering) throws Exception {
         OutboxStore stalled = PostgresOutbox.store(ProxiedRelay.through(proxy, STALLED), settings);
         OutboxStore other = PostgresOutbox.store(db.dataSource, settings);
-        ClaimBatch batch = stalled.claim(request("stalled", ordering, LEASE));
-        assertThat(batch.deliveries()).hasSize(ROWS);
+        ClaimBatch batch = claimAll(stalled, request("stalled", ordering, LEASE));
 
         CompletableFuture<Integer> outcome = stallOutcome(stalled, batch);
         long stalledAt = System.nanoTime();
@@ -103,8 +102,7 @@ class PostgresHeldClaimStalledStatementTest {
     void aShortLeaseRelayLeavesALongLeaseRelaysStalledClaimAloneWithinItsLease() throws Exception {
         OutboxStore a = PostgresOutbox.store(ProxiedRelay.through(proxy, STALLED), settings);
         OutboxStore b = PostgresOutbox.store(db.dataSource, settings);
-        ClaimBatch batch = a.claim(request("a", Ordering.NONE, Duration.ofSeconds(30)));
-        assertThat(batch.deliveries()).hasSize(ROWS);
+        ClaimBatch batch = claimAll(a, request("a", Ordering.NONE, Duration.ofSeconds(30)));
 
         CompletableFuture<Integer> outcome = stallOutcome(a, batch);
         int takenByB = 0;
@@ -124,8 +122,7 @@ class PostgresHeldClaimStalledStatementTest {
     void aStalledClaimIsEndedAfterItsOwnLeaseNotTheOtherRelays() throws Exception {
         OutboxStore a = PostgresOutbox.store(ProxiedRelay.through(proxy, STALLED), settings);
         OutboxStore b = PostgresOutbox.store(db.dataSource, settings);
-        ClaimBatch batch = a.claim(request("a", Ordering.NONE, Duration.ofSeconds(1)));
-        assertThat(batch.deliveries()).hasSize(ROWS);
+        ClaimBatch batch = claimAll(a, request("a", Ordering.NONE, Duration.ofSeconds(1)));
 
         stallOutcome(a, batch);
         assertThat(claimedWithin(b, request("b", Ordering.NONE, Duration.ofSeconds(20)), System.nanoTime(), FREED_WITHIN))
@@ -229,11 +226,17 @@ class PostgresHeldClaimStalledStatementTest {
         }
         OutboxStore a = PostgresOutbox.store(stalledSource, settings);
         OutboxStore b = PostgresOutbox.store(otherSource, settings);
-        ClaimBatch batch = a.claim(request("a", Ordering.NONE, LEASE));
-        assertThat(batch.deliveries()).hasSize(ROWS);
+        ClaimBatch batch = claimAll(a, request("a", Ordering.NONE, LEASE));
 
         stallOutcome(a, batch);
         return claimedWithin(b, request("b", Ordering.NONE, LEASE), System.nanoTime(), FREED_WITHIN);
+    }
+
+    /** A claim of every row, as each test's stalling relay starts with. */
+    private static ClaimBatch claimAll(OutboxStore store, ClaimRequest request) {
+        ClaimBatch batch = store.claim(request);
+        assertThat(batch.deliveries()).as("rows of the first claim").hasSize(ROWS);
+        return batch;
     }
 
     /** Marks the batch sent through the proxy, which passes the statement's Parse and holds the rest. */

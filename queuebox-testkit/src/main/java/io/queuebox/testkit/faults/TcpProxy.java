@@ -12,6 +12,9 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * A TCP proxy between a relay and a service that the suite can cut or slow down without closing a socket,
@@ -32,11 +35,11 @@ public final class TcpProxy implements AutoCloseable {
     private volatile long delayNanos;
     private volatile boolean closed;
     /** Bytes of the service's sending still let through before it is no longer read; negative: no limit. */
-    private final java.util.concurrent.atomic.AtomicLong downstreamAllowance = new java.util.concurrent.atomic.AtomicLong(-1);
-    private final java.util.concurrent.atomic.AtomicInteger generation = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicLong downstreamAllowance = new AtomicLong(-1);
+    private final AtomicInteger generation = new AtomicInteger();
     /** Armed by {@link #stallClientAfterMessage}: the first connection the client then sends on takes it. */
-    private final java.util.concurrent.atomic.AtomicReference<MessageStall> armedStall =
-            new java.util.concurrent.atomic.AtomicReference<>();
+    private final AtomicReference<MessageStall> armedStall =
+            new AtomicReference<>();
     private volatile boolean stalled;
 
     public TcpProxy(String targetHost, int targetPort) throws IOException {
