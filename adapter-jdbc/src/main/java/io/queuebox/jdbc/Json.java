@@ -106,6 +106,61 @@ public final class Json {
         return values;
     }
 
+    /**
+     * The JSON type of a value, by its first character: object, array, string, boolean, null or number (the names
+     * of PostgreSQL's {@code jsonb_typeof}).
+     */
+    public static String type(String json) {
+        Reader reader = new Reader(json);
+        reader.skipSpace();
+        return switch (reader.peek()) {
+            case '{' -> "object";
+            case '[' -> "array";
+            case '"' -> "string";
+            case 't', 'f' -> "boolean";
+            case 'n' -> "null";
+            default -> "number";
+        };
+    }
+
+    /**
+     * Reads a JSON object as the text of each member, as PostgreSQL's {@code jsonb_each_text} gives it from the
+     * object's own text form: a string value unescaped, a JSON null as {@code null}, any other value (number,
+     * boolean, object, array) as its JSON text, exactly as written. In the order written.
+     */
+    public static Map<String, String> parseMembersAsText(String json) {
+        Reader reader = new Reader(json);
+        Map<String, String> values = new LinkedHashMap<>();
+        reader.skipSpace();
+        reader.expect('{');
+        reader.skipSpace();
+        if (reader.peek() == '}') {
+            reader.next();
+        } else {
+            while (true) {
+                reader.skipSpace();
+                String key = reader.string();
+                reader.skipSpace();
+                reader.expect(':');
+                reader.skipSpace();
+                values.put(key, reader.valueText());
+                reader.skipSpace();
+                char c = reader.next();
+                if (c == '}') {
+                    break;
+                }
+                if (c != ',') {
+                    throw reader.error("',' or '}'");
+                }
+            }
+        }
+        reader.skipSpace();
+        if (!reader.atEnd()) {
+            throw reader.error("the end");
+        }
+        return values;
+    }
+
     private static void string(StringBuilder out, String value) {
         out.append('"');
         for (int i = 0; i < value.length(); i++) {
@@ -195,6 +250,41 @@ public final class Json {
                     default -> throw error("an escape sequence");
                 }
             }
+        }
+
+        /** A string's text, null for a JSON null, and any other value's JSON text as it stands. */
+        String valueText() {
+            char c = peek();
+            if (c == '"') {
+                return string();
+            }
+            int start = position;
+            if (c == '{' || c == '[') {
+                // Only the extent of the value is needed: count brackets outside strings, no recursion.
+                int depth = 0;
+                do {
+                    char d = peek();
+                    if (d == '"') {
+                        string();
+                        continue;
+                    }
+                    position++;
+                    if (d == '{' || d == '[') {
+                        depth++;
+                    } else if (d == '}' || d == ']') {
+                        depth--;
+                    }
+                } while (depth > 0);
+            } else {
+                while (!atEnd() && ",}] \t\r\n".indexOf(text.charAt(position)) < 0) {
+                    position++;
+                }
+                if (position == start) {
+                    throw error("a value");
+                }
+            }
+            String raw = text.substring(start, position);
+            return raw.equals("null") ? null : raw;
         }
 
         IllegalStateException error(String expected) {

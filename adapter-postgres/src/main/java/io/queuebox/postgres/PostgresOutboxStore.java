@@ -1,5 +1,6 @@
 package io.queuebox.postgres;
 
+import io.queuebox.jdbc.Json;
 import io.queuebox.jdbc.StoreArguments;
 import io.queuebox.ports.AggregateRef;
 import io.queuebox.ports.BacklogStats;
@@ -21,6 +22,7 @@ import java.sql.Timestamp;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
@@ -243,9 +245,8 @@ final class PostgresOutboxStore implements OutboxStore {
     }
 
     /**
-     * One round of a held claim. Unordered, it locks the first claimable rows (skipping those {@code taken} by
-     * earlier rounds, which this transaction's own locks would not skip) and reads them in a statement of their
-     * own, so they are read as they are now that they are locked. Ordered, it chooses the claimable rows
+     * One round of a held claim. Unordered, it locks and reads the first claimable rows in one statement (skipping
+     * those {@code taken} by earlier rounds, which this transaction's own locks would not skip). Ordered, it chooses the claimable rows
      * without locking any (leaving out rows running transactions hold, and the later rows of their
      * aggregates), then locks and reads the chosen ones; a chosen row another claimer took in between cuts its
      * aggregate there, so a later row is never kept without its earlier siblings.
@@ -255,17 +256,15 @@ final class PostgresOutboxStore implements OutboxStore {
         if (ordered) {
             return lockOrderedRound(handle, request, token, maxRows, taken);
         }
-        List<UUID> locked = plain(handle.createQuery(sql.lockUnordered))
+        List<Claimed> claimed = plain(handle.createQuery(sql.lockUnordered))
                 .bind("maxRows", maxRows)
                 .bind("millis", holdMillis(request.leaseLength()))
                 .bindArray("taken", UUID.class, taken)
-                .mapTo(UUID.class).list();
-        if (locked.isEmpty()) {
+                .map((rs, ctx) -> claimed(rs, token, false)).list();
+        if (claimed.isEmpty()) {
             return new Round(List.of(), false);
         }
-        taken.addAll(locked);
-        List<Claimed> claimed = plain(handle.createQuery(sql.lockedRows)).bindArray("ids", UUID.class, locked)
-                .map((rs, ctx) -> claimed(rs, token, false)).list();
+        claimed.forEach(row -> taken.add(row.eventId()));
         List<Claimed> undeliverable = claimed.stream().filter(c -> c.undeliverable() != null).toList();
         if (undeliverable.isEmpty()) {
             return new Round(claimed.stream().map(Claimed::delivery).toList(), false);
@@ -556,26 +555,39 @@ final class PostgresOutboxStore implements OutboxStore {
     /**
      * The headers column as a row's names and values, or {@code problem}: why it cannot become headers. The writer
      * only ever writes a flat object of strings; other JSON gets here from rows written by hand. Numbers and
-     * booleans are read as their text, as before; a JSON null has no string to give.
+     * booleans are read as their text, as {@code jsonb_each_text} gives them; a JSON null has no string to give.
+     * Read from jsonb's own text, whose numbers and nested values PostgreSQL has already normalised.
      */
-    private record HeaderColumn(String[] names, String[] values, String problem) {
+    record HeaderColumn(String[] names, String[] values, String problem) {
 
-        /** Read once per row: decoding the two arrays is a good part of what a claim costs the relay per row. */
+        private static final String FIX = "; write the headers column as {\"name\": \"value\", ...} and replay the event";
+
         static HeaderColumn read(ResultSet rs) throws SQLException {
-            String fix = "; write the headers column as {\"name\": \"value\", ...} and replay the event";
-            String type = rs.getString("headers_type");
+            return of(rs.getString("headers"));
+        }
+
+        static HeaderColumn of(String jsonb) {
+            String type = Json.type(jsonb);
             if (!"object".equals(type)) {
                 return new HeaderColumn(null, null,
-                        "headers is a JSON " + type + ", not an object of strings: " + rs.getString("headers_text") + fix);
+                        "headers is a JSON " + type + ", not an object of strings: " + firstCodePoints(jsonb, 200) + FIX);
             }
-            String[] names = (String[]) rs.getArray("header_names").getArray();
-            String[] values = (String[]) rs.getArray("header_values").getArray();
+            Map<String, String> members = Json.parseMembersAsText(jsonb);
+            String[] names = members.keySet().toArray(String[]::new);
+            Arrays.sort(names);
+            String[] values = new String[names.length];
             for (int i = 0; i < names.length; i++) {
+                values[i] = members.get(names[i]);
                 if (values[i] == null) {
-                    return new HeaderColumn(null, null, "header '" + names[i] + "' is JSON null, not a string" + fix);
+                    return new HeaderColumn(null, null, "header '" + names[i] + "' is JSON null, not a string" + FIX);
                 }
             }
             return new HeaderColumn(names, values, null);
+        }
+
+        /** As SQL's {@code left(text, n)}: characters, not UTF-16 units. */
+        private static String firstCodePoints(String text, int n) {
+            return text.codePointCount(0, text.length()) <= n ? text : text.substring(0, text.offsetByCodePoints(0, n));
         }
     }
 
