@@ -7,12 +7,26 @@ package io.queuebox.postgres;
 final class OutboxSql {
 
     /**
+     * The most a row's headers may hold, uncompressed, for the claim to read them; a row with more is parked at claim,
+     * saying so. More than any broker takes (Kafka's default request is 1 MiB in all, RabbitMQ's headers go in one
+     * 128 KiB frame), and jsonb's text of it stays far from the 1 GB a text value may hold: a control character
+     * takes six bytes there ({@code \u0001}), and text over 1 GB would fail the claim statement, and so every claim.
+     */
+    static final int HEADERS_MAX_BYTES = 1 << 20;
+
+    /**
      * Columns of a row as deliveries and parked events need them. The headers as jsonb's text, read in the relay
      * ({@code HeaderColumn}): taking them apart here (two sorted {@code jsonb_each_text} arrays per row) cost the
-     * database more per claimed row than locking it, about 7 microseconds.
+     * database more per claimed row than locking it, about 7 microseconds. A stored value of at most 2 KiB is never
+     * compressed beyond about 200 KiB, so only a larger one is measured uncompressed ({@code headers || '{}'} makes
+     * an uncompressed copy; any jsonb takes it); over {@link #HEADERS_MAX_BYTES} its text is not read at all.
      */
+    private static final String HEADERS_SIZE = "pg_column_size(headers || '{}'::jsonb)";
     private static final String EVENT_COLUMNS = "seq, event_id, aggregate_type, aggregate_id, event_type, destination,"
-            + " payload, content_type, created_at, attempts, last_error, headers";
+            + " payload, content_type, created_at, attempts, last_error,"
+            + " CASE WHEN pg_column_size(headers) <= 2048 OR " + HEADERS_SIZE + " <= " + HEADERS_MAX_BYTES
+            + " THEN headers::text END AS headers,"
+            + " CASE WHEN pg_column_size(headers) > 2048 THEN " + HEADERS_SIZE + " END AS headers_bytes";
 
     private static final String MICROS = " * interval '1 microsecond'";
 

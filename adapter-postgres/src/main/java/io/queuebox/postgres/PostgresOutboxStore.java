@@ -556,14 +556,21 @@ final class PostgresOutboxStore implements OutboxStore {
      * The headers column as a row's names and values, or {@code problem}: why it cannot become headers. The writer
      * only ever writes a flat object of strings; other JSON gets here from rows written by hand. Numbers and
      * booleans are read as their text, as {@code jsonb_each_text} gives them; a JSON null has no string to give.
-     * Read from jsonb's own text, whose numbers and nested values PostgreSQL has already normalised.
+     * Read from jsonb's own text, whose numbers and nested values PostgreSQL has already normalised; names in
+     * code-point order. Headers over {@link OutboxSql#HEADERS_MAX_BYTES} come without their text.
      */
     record HeaderColumn(String[] names, String[] values, String problem) {
 
         private static final String FIX = "; write the headers column as {\"name\": \"value\", ...} and replay the event";
 
         static HeaderColumn read(ResultSet rs) throws SQLException {
-            return of(rs.getString("headers"));
+            String text = rs.getString("headers");
+            if (text == null) {
+                return new HeaderColumn(null, null, "headers is " + rs.getLong("headers_bytes") + " bytes, more than "
+                        + OutboxSql.HEADERS_MAX_BYTES + " (no broker takes that many); write smaller headers and replay"
+                        + " the event");
+            }
+            return of(text);
         }
 
         static HeaderColumn of(String jsonb) {
@@ -574,7 +581,8 @@ final class PostgresOutboxStore implements OutboxStore {
             }
             Map<String, String> members = Json.parseMembersAsText(jsonb);
             String[] names = members.keySet().toArray(String[]::new);
-            Arrays.sort(names);
+            // Code-point order, as a C collation sorts, for the reasons that name a header (not String's UTF-16 order).
+            Arrays.sort(names, HeaderColumn::byCodePoint);
             String[] values = new String[names.length];
             for (int i = 0; i < names.length; i++) {
                 values[i] = members.get(names[i]);
@@ -583,6 +591,21 @@ final class PostgresOutboxStore implements OutboxStore {
                 }
             }
             return new HeaderColumn(names, values, null);
+        }
+
+        private static int byCodePoint(String a, String b) {
+            int i = 0;
+            int j = 0;
+            while (i < a.length() && j < b.length()) {
+                int ca = a.codePointAt(i);
+                int cb = b.codePointAt(j);
+                if (ca != cb) {
+                    return Integer.compare(ca, cb);
+                }
+                i += Character.charCount(ca);
+                j += Character.charCount(cb);
+            }
+            return Boolean.compare(i < a.length(), j < b.length());
         }
 
         /** As SQL's {@code left(text, n)}: characters, not UTF-16 units. */
