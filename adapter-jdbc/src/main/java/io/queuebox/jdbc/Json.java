@@ -74,36 +74,7 @@ public final class Json {
 
     /** Reads a flat object of strings, as {@link #object} writes it (and as SQL Server's JSON functions do). */
     public static Map<String, String> parseObject(String json) {
-        Reader reader = new Reader(json);
-        Map<String, String> values = new LinkedHashMap<>();
-        reader.skipSpace();
-        reader.expect('{');
-        reader.skipSpace();
-        if (reader.peek() == '}') {
-            reader.next();
-        } else {
-            while (true) {
-                reader.skipSpace();
-                String key = reader.string();
-                reader.skipSpace();
-                reader.expect(':');
-                reader.skipSpace();
-                values.put(key, reader.string());
-                reader.skipSpace();
-                char c = reader.next();
-                if (c == '}') {
-                    break;
-                }
-                if (c != ',') {
-                    throw reader.error("',' or '}'");
-                }
-            }
-        }
-        reader.skipSpace();
-        if (!reader.atEnd()) {
-            throw reader.error("the end");
-        }
-        return values;
+        return members(json, Reader::string);
     }
 
     /**
@@ -129,6 +100,10 @@ public final class Json {
      * boolean, object, array) as its JSON text, exactly as written. In the order written.
      */
     public static Map<String, String> parseMembersAsText(String json) {
+        return members(json, Reader::valueText);
+    }
+
+    private static Map<String, String> members(String json, java.util.function.Function<Reader, String> value) {
         Reader reader = new Reader(json);
         Map<String, String> values = new LinkedHashMap<>();
         reader.skipSpace();
@@ -143,7 +118,7 @@ public final class Json {
                 reader.skipSpace();
                 reader.expect(':');
                 reader.skipSpace();
-                values.put(key, reader.valueText());
+                values.put(key, value.apply(reader));
                 reader.skipSpace();
                 char c = reader.next();
                 if (c == '}') {
