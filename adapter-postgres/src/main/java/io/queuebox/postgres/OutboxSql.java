@@ -17,9 +17,10 @@ final class OutboxSql {
     /**
      * Columns of a row as deliveries and parked events need them. The headers as jsonb's text, read in the relay
      * ({@code HeaderColumn}): taking them apart here (two sorted {@code jsonb_each_text} arrays per row) cost the
-     * database more per claimed row than locking it, about 7 microseconds. A stored value of at most 2 KiB is never
-     * compressed beyond about 200 KiB, so only a larger one is measured uncompressed ({@code headers || '{}'} makes
-     * an uncompressed copy; any jsonb takes it); over {@link #HEADERS_MAX_BYTES} its text is not read at all.
+     * database more per claimed row than locking it, about 7 microseconds. A stored value of at most 2 KiB holds at
+     * most about 512 KiB uncompressed (pglz and lz4 compress at most about 250:1), under the bound, so only a larger
+     * one is measured uncompressed ({@code headers || '{}'} makes an uncompressed copy; any jsonb takes it); over
+     * {@link #HEADERS_MAX_BYTES} its text is not read at all.
      */
     private static final String HEADERS_SIZE = "pg_column_size(headers || '{}'::jsonb)";
     private static final String EVENT_COLUMNS = "seq, event_id, aggregate_type, aggregate_id, event_type, destination,"
