@@ -87,8 +87,10 @@ class PostgresHeldClaimStalledStatementTest {
         assertThat(other.claim(request("other", ordering, LEASE)).deliveries())
                 .as("rows taken while the stalled claim holds them").isEmpty();
 
-        assertThat(claimedWithin(other, request("other", ordering, LEASE), stalledAt, FREED_WITHIN))
-                .as("rows another relay could claim within %s of the stall (lease %s)", FREED_WITHIN, LEASE)
+        // The claim that ends the stalled session may find part of its rows still held while it goes (CI saw 9 of
+        // 20 once, per-aggregate): what must hold is that every row is claimable within about the lease, once each.
+        assertThat(sentWithin(other, request("other", ordering, LEASE), stalledAt, FREED_WITHIN))
+                .as("rows another relay could claim (and mark sent) within %s of the stall (lease %s)", FREED_WITHIN, LEASE)
                 .isEqualTo(ROWS);
         proxy.restore();
         assertThat(outcome.get(30, TimeUnit.SECONDS)).as("rows the stalled relay's late outcome marked sent").isZero();
@@ -259,6 +261,25 @@ class PostgresHeldClaimStalledStatementTest {
             }
         }
         return claimed;
+    }
+
+    /**
+     * Claims every 200 ms, marking what each claim returns sent, until {@link #ROWS} rows were sent or {@code within}
+     * has passed since {@code fromNanos}; the number sent (a row sent twice would count twice: markSent answers for
+     * each row it marked).
+     */
+    private static int sentWithin(OutboxStore store, ClaimRequest request, long fromNanos, Duration within)
+            throws InterruptedException {
+        int sent = 0;
+        while (sent < ROWS && System.nanoTime() < fromNanos + within.toNanos()) {
+            ClaimBatch batch = store.claim(request);
+            if (batch.deliveries().isEmpty()) {
+                TimeUnit.MILLISECONDS.sleep(200);
+                continue;
+            }
+            sent += store.markSent(batch.lease(), batch.deliveries().stream().map(ClaimedDelivery::eventId).toList());
+        }
+        return sent;
     }
 
     /** Sessions of the stalled relay that are in the middle of a statement, waiting to read the rest of it. */
