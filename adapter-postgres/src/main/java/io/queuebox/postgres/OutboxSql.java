@@ -1,5 +1,7 @@
 package io.queuebox.postgres;
 
+import java.util.Collections;
+
 /**
  * Every statement of the store, rendered once for one table. Durations travel as microseconds and become
  * intervals in SQL, so all time arithmetic happens on the database clock.
@@ -30,6 +32,37 @@ final class OutboxSql {
             + " CASE WHEN pg_column_size(headers) > 2048 THEN " + HEADERS_SIZE + " END AS headers_bytes";
 
     private static final String MICROS = " * interval '1 microsecond'";
+
+    /** How many columns {@link #EVENT_COLUMNS} gives: the marker row of an ordered claim has as many. */
+    static final int EVENT_COLUMN_COUNT = 13;
+
+    /**
+     * The last column of an ordered claim's rows, and the row it adds when it takes nothing although its window saw
+     * due rows while rows are in flight (ClaimBatch heldElsewhere): the due rows were held back by their aggregates'
+     * heads, or held by other claims. Without it the relay could not tell such a claim, which walked the head of
+     * every aggregate for nothing, from an idle one. Due rows held back by parked heads or heads in backoff alone
+     * do not count: nobody else's claim ends that, so polling less would only delay new rows. Only event_id tells
+     * the marker from a row (it is never null in the table).
+     */
+    private static final String HELD_ELSEWHERE_COLUMN = ", false AS held_elsewhere";
+
+    private static String heldElsewhereRow(String t, boolean held) {
+        // Held, a row another claim locks is due like any other: the window must also show one that is not.
+        String windowRow = "p.status = 'pending' AND " + READY_AT.replace("%", "p") + " <= now()"
+                + " AND p.seq <= (SELECT seq FROM window_end) AND ";
+        String dueNotInFlight = held
+                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + windowRow + "NOT " + HELD.replace("%", "p") + ")"
+                : "(SELECT pending FROM window_end) > 0";
+        String inFlight = held
+                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + windowRow + HELD.replace("%", "p") + ")"
+                : "EXISTS (SELECT 1 FROM " + t + " p WHERE p.lease_token IS NOT NULL AND p.status = 'pending'"
+                + " AND p.lease_until > now())";
+        // CASE, not AND: PostgreSQL orders the conditions of a WHERE by their estimated cost, and the lookups must not
+        // run for a claim that took rows.
+        return " UNION ALL SELECT " + String.join(", ", Collections.nCopies(EVENT_COLUMN_COUNT + 1, "NULL")) + ", true"
+                + " WHERE CASE WHEN EXISTS (SELECT 1 FROM claimable) THEN false WHEN " + dueNotInFlight + " THEN " + inFlight
+                + " ELSE false END";
+    }
 
     /**
      * When a pending row becomes claimable on its own: its due time, or its lease expiry if later
@@ -252,13 +285,15 @@ final class OutboxSql {
                 + " END, false) AS behind";
         // The held choice locks nothing, yet an idle ordered relay's claim is only this statement: it too ends stalled
         // claims (a one-time filter, evaluated once before the rest).
+        String marker = ordered ? HELD_ELSEWHERE_COLUMN : "";
+        String markerRow = ordered ? heldElsewhereRow(t, held) : "";
         String claimed = held
-                ? " SELECT " + EVENT_COLUMNS + behind + " FROM " + t + " r WHERE r.event_id IN (SELECT c.event_id FROM claimable c)"
-                + " AND " + ENDS_STALLED + " ORDER BY r.seq"
+                ? " SELECT " + EVENT_COLUMNS + behind + marker + " FROM " + t + " r WHERE r.event_id IN (SELECT c.event_id FROM claimable c)"
+                + " AND " + ENDS_STALLED + markerRow + " ORDER BY seq"
                 : " claimed AS (UPDATE " + t + " AS u SET lease_owner = :owner, lease_token = :token,"
                 + " lease_until = clock_timestamp() + :leaseMicros" + MICROS
                 + " FROM claimable WHERE u.event_id = claimable.event_id RETURNING u.*)"
-                + " SELECT " + EVENT_COLUMNS + behind + " FROM claimed r ORDER BY r.seq";
+                + " SELECT " + EVENT_COLUMNS + behind + marker + " FROM claimed r" + markerRow + " ORDER BY seq";
         String notTaken = held ? " AND NOT (o.event_id = ANY(:taken))" : "";
         // Read by the statement that locks them: PostgreSQL returns a row it locks as it is once locked (a row
         // changed since the statement's snapshot is read again, and checked again, at its latest version).

@@ -96,6 +96,7 @@ final class PostgresOutboxStore implements OutboxStore {
         }
         LeaseToken token = LeaseToken.random();
         boolean[] holdsBack = {false};
+        boolean[] heldElsewhere = {false};
         long started = System.nanoTime();
         long roundsUntil = started + request.leaseLength().toNanos() / 4;
         List<ClaimedDelivery> deliveries = jdbi.inTransaction(handle -> {
@@ -113,12 +114,16 @@ final class PostgresOutboxStore implements OutboxStore {
                 // A round's rows say what stays behind only when that round came back short; a batch left short by
                 // parking at claim may hold rows back behind a row an earlier, full round took.
                 holdsBack[0] |= round.holdsBack() || round.parked();
+                heldElsewhere[0] = round.heldElsewhere();
                 parked = round.parked();
                 rounds++;
             } while (parked && claimed.size() < request.maxRows() && rounds < MAX_CLAIM_ROUNDS
                     && System.nanoTime() < roundsUntil);
             return claimed;
         });
+        if (deliveries.isEmpty() && heldElsewhere[0]) {
+            return ClaimBatch.heldElsewhere(token);
+        }
         deliveries.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
         return new ClaimBatch(token, deliveries, holdsBack(request, deliveries.size(), holdsBack[0]));
     }
@@ -147,6 +152,7 @@ final class PostgresOutboxStore implements OutboxStore {
             int rounds = 0;
             boolean parkedAny = false;
             boolean holdsBack = false;
+            boolean heldElsewhere = false;
             boolean again;
             do {
                 Round round = lockRound(handle, request, token, request.maxRows() - claimed.size(), taken);
@@ -162,6 +168,7 @@ final class PostgresOutboxStore implements OutboxStore {
                 } else {
                     claimed.addAll(round.deliveries());
                     holdsBack |= round.holdsBack() || round.parked();
+                    heldElsewhere = round.heldElsewhere();
                     again = round.again();
                 }
                 rounds++;
@@ -169,7 +176,7 @@ final class PostgresOutboxStore implements OutboxStore {
                     && System.nanoTime() < roundsUntil);
             if (claimed.isEmpty()) {
                 endEmpty(handle, parkedAny); // rows parked at claim, or nothing at all
-                return ClaimBatch.empty(token);
+                return heldElsewhere ? ClaimBatch.heldElsewhere(token) : ClaimBatch.empty(token);
             }
             if (parkedAny && !stillHolds(handle, request.leaseLength())) {
                 return ClaimBatch.empty(token);
@@ -301,7 +308,10 @@ final class PostgresOutboxStore implements OutboxStore {
                 .bind("window", OutboxSql.claimWindow(maxRows))
                 .bindArray("taken", UUID.class, taken)
                 .map((rs, ctx) -> claimed(rs, token, true))
-                .list();
+                .collect(Collectors.toCollection(ArrayList::new));
+        if (chosen.removeIf(Claimed::marker)) {
+            return Round.HELD_ELSEWHERE;
+        }
         if (chosen.isEmpty()) {
             return new Round(List.of(), false);
         }
@@ -436,14 +446,24 @@ final class PostgresOutboxStore implements OutboxStore {
         return sawBehind && request.ordering() == Ordering.PER_AGGREGATE && size > 0 && size < request.maxRows();
     }
 
-    /** What one claim statement gave: its deliveries, and whether it parked rows at claim. */
-    private record Round(List<ClaimedDelivery> deliveries, boolean parked, boolean again, boolean holdsBack) {
+    /**
+     * What one claim statement gave: its deliveries, and whether it parked rows at claim; {@code heldElsewhere}: it
+     * took nothing and said every due row was held elsewhere (ClaimBatch heldElsewhere).
+     */
+    private record Round(List<ClaimedDelivery> deliveries, boolean parked, boolean again, boolean holdsBack,
+                         boolean heldElsewhere) {
+        static final Round HELD_ELSEWHERE = new Round(List.of(), false, false, false, true);
+
         Round(List<ClaimedDelivery> deliveries, boolean parked) {
             this(deliveries, parked, parked);
         }
 
         Round(List<ClaimedDelivery> deliveries, boolean parked, boolean again) {
             this(deliveries, parked, again, false);
+        }
+
+        Round(List<ClaimedDelivery> deliveries, boolean parked, boolean again, boolean holdsBack) {
+            this(deliveries, parked, again, holdsBack, false);
         }
 
         /** This round, noting that rows of the statement said the next row of their aggregate stays behind. */
@@ -464,7 +484,11 @@ final class PostgresOutboxStore implements OutboxStore {
             query.bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
                     .bind("window", OutboxSql.claimWindow(maxRows));
         }
-        List<Claimed> claimed = query.map((rs, ctx) -> claimed(rs, token, ordered)).list();
+        List<Claimed> claimed = query.map((rs, ctx) -> claimed(rs, token, ordered))
+                .collect(Collectors.toCollection(ArrayList::new));
+        if (claimed.removeIf(Claimed::marker)) {
+            return Round.HELD_ELSEWHERE;
+        }
         return deliverable(handle, token, claimed, ordered && request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
                 .holding(claimed);
     }
@@ -475,10 +499,19 @@ final class PostgresOutboxStore implements OutboxStore {
      */
     private record Claimed(UUID eventId, AggregateRef aggregate, ClaimedDelivery delivery, String undeliverable,
                            boolean behind) {
+        /** The row an empty ordered claim returns when every due row was held elsewhere (OutboxSql HELD_ELSEWHERE). */
+        static final Claimed MARKER = new Claimed(null, null, null, null, false);
+
+        boolean marker() {
+            return eventId == null;
+        }
     }
 
     private Claimed claimed(ResultSet rs, LeaseToken token, boolean ordered) throws SQLException {
         UUID eventId = rs.getObject("event_id", UUID.class);
+        if (eventId == null) {
+            return Claimed.MARKER;
+        }
         boolean behind = ordered && rs.getBoolean("behind");
         AggregateRef aggregate = new AggregateRef(rs.getString("aggregate_type"), rs.getString("aggregate_id"));
         HeaderColumn headers = HeaderColumn.read(rs);

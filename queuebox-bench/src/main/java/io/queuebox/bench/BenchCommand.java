@@ -85,6 +85,10 @@ public final class BenchCommand implements Callable<Integer> {
             + " per-aggregate ordering and batch 500, 1000 aggregates let at most two batches be in flight at once (default ${DEFAULT-VALUE}).")
     int scaleAggregates;
 
+    @Option(names = "--scale-reps", defaultValue = "3", description = "Interleaved repetitions of the scale-out (1, 2 and 4"
+            + " processes in turn, then again); medians reported (default ${DEFAULT-VALUE}).")
+    int scaleReps;
+
     @Option(names = "--reps", defaultValue = "3", description = "Interleaved repetitions of the side-by-side comparisons (peers, latency); medians reported (default ${DEFAULT-VALUE}).")
     int reps;
 
@@ -299,10 +303,20 @@ public final class BenchCommand implements Callable<Integer> {
                 out.println("Scale-out (child JVMs, RabbitMQ, workers 2, batch 500, ordering on, " + scaleAggregates + " aggregates; cold: GO → " + scaleWarmupRows
                         + " warm-up rows per process consumed; warm: commit of " + scaleRows + " rows → last consumed)");
                 List<Map<String, Object>> scale = new ArrayList<>();
-                for (int processes : new int[] {1, 2, 4}) {
-                    scale.add(children.scaleOut(processes, scaleWarmupRows, scaleRows, scaleAggregates));
+                for (int rep = 1; rep <= Math.max(1, scaleReps); rep++) {
+                    for (int processes : new int[] {1, 2, 4}) {
+                        Map<String, Object> run = children.scaleOut(processes, scaleWarmupRows, scaleRows, scaleAggregates);
+                        run.put("rep", rep);
+                        scale.add(run);
+                    }
                 }
                 results.put("scaleOut", scale);
+                List<Map<String, Object>> medians = ScaleOutMedians.of(scale);
+                medians.forEach(m -> out.printf("  scale-out %s process(es), median of %s: warm %s rows/s (each %s), cold %s rows/s,"
+                                + " empty claims %s of %s, duplicates %s%n", m.get("processes"), m.get("reps"),
+                        m.get("medianRowsPerSecond"), m.get("eachRowsPerSecond"), m.get("medianColdRowsPerSecond"),
+                        m.get("emptyClaims"), m.get("claims"), m.get("duplicates")));
+                results.put("scaleOutMedians", medians);
             }
             db.reset();
             drain.shortfalls().forEach(shortfall -> failures.add("drain: " + shortfall));
@@ -419,7 +433,8 @@ public final class BenchCommand implements Callable<Integer> {
         settings.put("scaleOut", "1, 2 and 4 relay child JVMs (-Xmx256m, workers 2, batch 500, per-aggregate ordering, wake interval"
                 + " 100 ms) to RabbitMQ, rows over " + scaleAggregates + " aggregates; cold: from GO to the last of the warm-up rows"
                 + " (" + scaleWarmupRows + " per process, committed before GO) consumed; warm: the measured rows committed in one INSERT once every warm-up row was"
-                + " consumed, from that commit to the last of them consumed; duplicates and per-process figures per phase");
+                + " consumed, from that commit to the last of them consumed; duplicates and per-process figures per phase; "
+                + scaleReps + " interleaved repetitions (1, 2, 4 processes in turn), medians");
         return settings;
     }
 

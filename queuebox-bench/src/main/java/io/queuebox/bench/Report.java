@@ -92,15 +92,19 @@ final class Report {
                     "rows/s", categories, series));
         }
         List<Map<String, Object>> scale = list("scaleOut");
+        List<Map<String, Object>> scaleMedians = list("scaleOutMedians");
         if (!scale.isEmpty()) {
             List<String> categories = new ArrayList<>();
             LinkedHashMap<String, List<Double>> series = new LinkedHashMap<>();
-            series.put("warm: total rows/s", new ArrayList<>());
-            series.put("cold (warm-up from GO): total rows/s", new ArrayList<>());
-            for (Map<String, Object> s : scale) {
+            boolean medians = !scaleMedians.isEmpty();
+            String warmSeries = medians ? "warm: total rows/s (median of reps)" : "warm: total rows/s";
+            String coldSeries = medians ? "cold (warm-up from GO): total rows/s (median of reps)" : "cold (warm-up from GO): total rows/s";
+            series.put(warmSeries, new ArrayList<>());
+            series.put(coldSeries, new ArrayList<>());
+            for (Map<String, Object> s : medians ? scaleMedians : scale) {
                 categories.add(s.get("processes") + " process(es)");
-                series.get("warm: total rows/s").add(num(s.get("rowsPerSecond")));
-                series.get("cold (warm-up from GO): total rows/s").add(numOrNull(s.get("coldRowsPerSecond")));
+                series.get(warmSeries).add(num(s.get(medians ? "medianRowsPerSecond" : "rowsPerSecond")));
+                series.get(coldSeries).add(numOrNull(s.get(medians ? "medianColdRowsPerSecond" : "coldRowsPerSecond")));
             }
             Object warmup = scale.get(0).get("warmupRows");
             charts.put("scale-out.svg", Charts.bars("Scale-out to RabbitMQ, " + scale.get(0).get("rows") + " rows"
@@ -268,17 +272,29 @@ final class Report {
             md.append(String.join(", ", points)).append("\n\n");
         }
         List<Map<String, Object>> scale = list("scaleOut");
+        List<Map<String, Object>> scaleMedians = list("scaleOutMedians");
         if (!scale.isEmpty()) {
             md.append("#### Scale-out\n\nWarm: the relays have drained the warm-up rows (as many per process as the single relay drains, so each JVM is as warm); the measured rows are committed in one"
                     + " INSERT and timed from that commit to the last of them consumed. Cold: the warm-up rows, from GO (fresh JVMs"
                     + " compiling) to the last of them consumed.\n\n");
-            md.append("| processes | rows | warm total rows/s | distinct consumed | duplicates | delivered per process"
+            if (!scaleMedians.isEmpty()) {
+                md.append("| processes | repetitions | warm total rows/s, median | each repetition | cold total rows/s, median"
+                        + " | each repetition | claims (empty), all repetitions | duplicates |\n");
+                md.append("| ---: | ---: | ---: | --- | ---: | --- | --- | ---: |\n");
+                for (Map<String, Object> m : scaleMedians) {
+                    md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s (%s) | %s |%n", m.get("processes"),
+                            m.get("reps"), m.get("medianRowsPerSecond"), m.get("eachRowsPerSecond"), orDash(m.get("medianColdRowsPerSecond")),
+                            m.get("eachColdRowsPerSecond"), m.get("claims"), m.get("emptyClaims"), m.get("duplicates")));
+                }
+                md.append("\nEach repetition:\n\n");
+            }
+            md.append("| rep | processes | rows | warm total rows/s | distinct consumed | duplicates | delivered per process"
                     + " | claims per process (empty) | relay CPU ms per process | machine busy % | warm-up rows | cold total rows/s"
                     + " | warm-up duplicates | machine busy % (cold) |\n");
-            md.append("| ---: | ---: | ---: | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+            md.append("| ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
             for (Map<String, Object> s : scale) {
-                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
-                        s.get("processes"), s.get("rows"), s.get("rowsPerSecond"), s.get("distinctConsumed"), s.get("duplicates"),
+                md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                        orDash(s.get("rep")), s.get("processes"), s.get("rows"), s.get("rowsPerSecond"), s.get("distinctConsumed"), s.get("duplicates"),
                         s.get("deliveredPerProcess"), claims(s.get("claimsPerProcess"), s.get("emptyClaimsPerProcess")),
                         orDash(s.get("cpuMillisPerProcess")), orDash(s.get("machineBusyPercent")), orDash(s.get("warmupRows")),
                         orDash(s.get("coldRowsPerSecond")), orDash(s.get("warmupDuplicates")), orDash(s.get("coldMachineBusyPercent"))));

@@ -92,4 +92,24 @@ public final class ClaimRule {
         }
         return false;
     }
+
+    /**
+     * Whether a claim that took {@code selected} took nothing although rows were due while others were in flight
+     * (ClaimBatch heldElsewhere): each due row held back by an earlier row of its aggregate. Only for an ordered,
+     * empty claim; due rows held back by a parked head or one in backoff, with nothing under a live lease, do not
+     * count (nobody's claim ends that).
+     */
+    public static boolean heldElsewhere(Collection<RowState> rows, Instant now, List<Long> selected,
+                                        ClaimRequest request) {
+        if (request.ordering() != Ordering.PER_AGGREGATE || !selected.isEmpty()) {
+            return false;
+        }
+        boolean due = false;
+        boolean inFlight = false;
+        for (RowState row : rows) {
+            due |= row.isClaimableAlone(now);
+            inFlight |= row.status() == RowStatus.PENDING && row.hasLiveLease(now);
+        }
+        return due && inFlight;
+    }
 }

@@ -156,6 +156,7 @@ public final class DeliveryEngine implements AutoCloseable {
     private volatile boolean pollerWaiting;
     // When a cycle of any worker last failed: the claim watch stands in for nobody during the error pause after it.
     private volatile long failedAtNanos = System.nanoTime() - Duration.ofDays(1).toNanos();
+    private final HeldElsewhereBackoff heldElsewhere = new HeldElsewhereBackoff();
     private Thread renewer;
 
     private DeliveryEngine(Builder builder) {
@@ -455,6 +456,8 @@ public final class DeliveryEngine implements AutoCloseable {
             }
             long seen = signal.wakes();
             WakeReason reason = null;
+            // Whether this claim follows the worker's own batch (full, or holding rows back) rather than a wait.
+            boolean continuing = false;
             boolean first = index == 1;
             while (!signal.isShutdown()) {
                 if (first) {
@@ -484,7 +487,8 @@ public final class DeliveryEngine implements AutoCloseable {
                     }
                 }
                 WakeSignal.News newsBefore = signal.newsSoFar();
-                Cycle cycle = deliverOnceSurviving(reason, stage, newsBefore);
+                Cycle cycle = deliverOnceSurviving(reason, stage, newsBefore, continuing);
+                continuing = cycle == Cycle.FULL || cycle == Cycle.HOLDING;
                 if (signal.isShutdown()) {
                     break;
                 }
@@ -501,8 +505,9 @@ public final class DeliveryEngine implements AutoCloseable {
                 } else if (cycle == Cycle.FULL) {
                     reason = WakeReason.FULL_BATCH;
                     seen = signal.wakes();
-                    if (settings.workers() > 1) {
-                        // A backlog: an idle peer joins in, and its full batch brings the next one.
+                    if (settings.workers() > 1 && !heldElsewhere.holdsOffPeers(System.nanoTime(), currentIdleWait)) {
+                        // A backlog: an idle peer joins in, and its full batch brings the next one. Not while claims
+                        // find every due row held elsewhere: the peer's claim would too.
                         signal.wakeOne(WakeReason.FULL_BATCH);
                     }
                 } else if (cycle == Cycle.FAILED) {
@@ -591,7 +596,7 @@ public final class DeliveryEngine implements AutoCloseable {
 
     /** Until an interval has passed since the latest claim started (negative once it has). */
     private Duration sinceLatestClaim() {
-        return currentIdleWait.minusNanos(System.nanoTime() - latestClaimStartNanos);
+        return heldElsewhere.pollInterval(currentIdleWait).minusNanos(System.nanoTime() - latestClaimStartNanos);
     }
 
     /** A deadline was added: the first worker, and the claim watch that stands in for it, replan. */
@@ -618,12 +623,12 @@ public final class DeliveryEngine implements AutoCloseable {
      * One cycle that cannot end the worker: the store and publisher calls inside handle runtime
      * exceptions, but an {@link Error} from an adapter would otherwise end the thread in silence.
      */
-    private Cycle deliverOnceSurviving(WakeReason reason, Stage stage, WakeSignal.News newsBefore) {
+    private Cycle deliverOnceSurviving(WakeReason reason, Stage stage, WakeSignal.News newsBefore, boolean continuing) {
         try {
             if (reason != null) {
                 listener.onWake(reason);
             }
-            Cycle cycle = deliverOnce(stage, newsBefore);
+            Cycle cycle = deliverOnce(stage, newsBefore, continuing);
             recovered();
             return cycle;
         } catch (Throwable e) {
@@ -654,7 +659,7 @@ public final class DeliveryEngine implements AutoCloseable {
      * Claims a batch; without a stage publishes and records it here (the serial loop), with one hands it to
      * the stage and returns at once.
      */
-    private Cycle deliverOnce(Stage stage, WakeSignal.News newsBefore) {
+    private Cycle deliverOnce(Stage stage, WakeSignal.News newsBefore, boolean continuing) {
         long started = System.nanoTime();
         latestClaimStartNanos = started;
         Instant claimStart = clock.instant();
@@ -675,7 +680,15 @@ public final class DeliveryEngine implements AutoCloseable {
         Instant claimEnd = clock.instant();
         listener.onClaimed(batch.size(), Duration.between(claimStart, claimEnd));
         if (batch.isEmpty()) {
+            if (batch.heldElsewhere()) {
+                heldElsewhere.heldElsewhere(System.nanoTime());
+            } else {
+                heldElsewhere.reset();
+            }
             return Cycle.EMPTY;
+        }
+        if (!continuing) {
+            heldElsewhere.reset();
         }
         InFlightBatch flight = new InFlightBatch(batch, claimStart, settings.leaseLength(),
                 settings.leaseRenewalInterval());
@@ -1141,7 +1154,7 @@ public final class DeliveryEngine implements AutoCloseable {
         if (held != null) {
             wake(held);
         }
-        Duration interval = currentIdleWait;
+        Duration interval = heldElsewhere.pollInterval(currentIdleWait);
         long intervalNanos = interval.toNanos();
         long now = System.nanoTime();
         long untilPoll = latestClaimStartNanos + intervalNanos - now;

@@ -168,6 +168,9 @@ final class FakeOutboxStore implements OutboxStore {
         long live = rows.values().stream().filter(r -> r.status == RowStatus.PENDING && r.lease != null
                 && r.leaseUntil != null && r.leaseUntil.isAfter(now)).map(r -> r.lease).distinct().count();
         maxLiveLeases.accumulateAndGet((int) live, Math::max);
+        if (ClaimRule.heldElsewhere(states, now, sequences, request)) {
+            return ClaimBatch.heldElsewhere(lease);
+        }
         return new ClaimBatch(lease, claimed, ClaimRule.holdsBack(states, sequences, request));
     }
 

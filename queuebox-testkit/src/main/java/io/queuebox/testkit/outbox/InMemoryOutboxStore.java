@@ -165,8 +165,11 @@ public final class InMemoryOutboxStore implements OutboxStore, OutboxWriter<InMe
                 row.leaseOwner = request.owner();
                 deliveries.add(new ClaimedDelivery(row.sequence, row.event, row.attempts, token, row.createdAt));
             }
-            return new ClaimBatch(token, deliveries, ClaimRule.holdsBack(states.subList(0, committed), selected,
-                    request));
+            List<RowState> committedStates = states.subList(0, committed);
+            if (ClaimRule.heldElsewhere(committedStates, now, selected, request)) {
+                return ClaimBatch.heldElsewhere(token);
+            }
+            return new ClaimBatch(token, deliveries, ClaimRule.holdsBack(committedStates, selected, request));
         } finally {
             lock.unlock();
         }

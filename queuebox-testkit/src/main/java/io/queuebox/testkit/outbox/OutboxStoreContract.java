@@ -156,6 +156,7 @@ public abstract class OutboxStoreContract {
 
         assertThat(batch.isEmpty()).isTrue();
         assertThat(batch.lease()).isNotNull();
+        assertThat(batch.heldElsewhere()).as("nothing is due, so nothing is held elsewhere").isFalse();
     }
 
     @Test
@@ -640,6 +641,22 @@ public abstract class OutboxStoreContract {
         parkFirstRow(events.get(0));
 
         assertThat(events(store.claim(aClaimRequest().build()))).containsExactly(other);
+    }
+
+    /**
+     * ClaimBatch heldElsewhere slows the engine's polling: a store may say it only while another claim holds rows,
+     * never for rows that wait behind a parked head, which no claim's end frees (new rows would wait longer).
+     */
+    @Test
+    final void rowsBehindAParkedHeadAreNotHeldElsewhere() {
+        List<OutboxEvent> events = eventsFor(anAggregateId(), 2);
+        writeCommitted(events);
+        parkFirstRow(events.get(0));
+
+        ClaimBatch batch = store.claim(aClaimRequest().build());
+
+        assertThat(batch.isEmpty()).isTrue();
+        assertThat(batch.heldElsewhere()).isFalse();
     }
 
     @Test

@@ -1,0 +1,184 @@
+package io.queuebox.postgres;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.queuebox.ports.ClaimBatch;
+import io.queuebox.ports.ClaimRequest;
+import io.queuebox.ports.ClaimedDelivery;
+import io.queuebox.ports.Ordering;
+import io.queuebox.ports.OutboxStore;
+import io.queuebox.ports.Park;
+import io.queuebox.ports.ParkingPolicy;
+import java.time.Duration;
+import java.util.List;
+import java.util.UUID;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * An empty ordered claim says whether it found due rows it could not take while rows are in flight (ClaimBatch
+ * heldElsewhere): every aggregate's head in another claim's batch. The engine then polls less often. Only then:
+ * not when nothing is due, nor when the due rows wait behind a parked head or a head in backoff with nothing in
+ * flight (nobody's claim ends that, and polling less would delay new rows). Leased claims and held ones alike.
+ */
+class PostgresClaimHeldElsewhereTest {
+
+    private TestDatabase db;
+    private PostgresOutboxSettings settings;
+    private OutboxStore store;
+
+    private void schema(boolean holdRowLocks) {
+        db = TestDatabase.withFreshSchema("heldelsewhere");
+        settings = db.settings().holdRowLocks(holdRowLocks).build();
+        PostgresOutbox.createSchema(db.dataSource, settings);
+        store = PostgresOutbox.store(db.dataSource, settings);
+    }
+
+    @AfterEach
+    void drop() {
+        if (db != null) {
+            db.endHeldClaims();
+            db.close();
+        }
+    }
+
+    private ClaimBatch claim(int maxRows, Ordering ordering) {
+        return store.claim(new ClaimRequest("held-elsewhere-test", maxRows, Duration.ofSeconds(30), ordering,
+                ParkingPolicy.HOLD_AGGREGATE));
+    }
+
+    private UUID insert(String aggregateId) {
+        return db.insertRow(settings, aggregateId, "created", "{}");
+    }
+
+    private static List<UUID> ids(ClaimBatch batch) {
+        return batch.deliveries().stream().map(ClaimedDelivery::eventId).toList();
+    }
+
+    @ParameterizedTest(name = "holdRowLocks {0}")
+    @ValueSource(booleans = {false, true})
+    void aClaimThatFindsEveryHeadInAnotherBatchSaysSo(boolean holdRowLocks) {
+        schema(holdRowLocks);
+        UUID a1 = insert("a");
+        UUID b1 = insert("b");
+        insert("a");
+        insert("b");
+
+        ClaimBatch first = claim(2, Ordering.PER_AGGREGATE);
+        assertThat(ids(first)).containsExactly(a1, b1);
+        assertThat(first.heldElsewhere()).isFalse();
+
+        ClaimBatch second = claim(10, Ordering.PER_AGGREGATE);
+        assertThat(second.isEmpty()).as("a2 and b2 wait behind a1 and b1").isTrue();
+        assertThat(second.heldElsewhere()).isTrue();
+
+        store.markSent(first.lease(), ids(first));
+        ClaimBatch third = claim(10, Ordering.PER_AGGREGATE);
+        assertThat(third.size()).as("a2 and b2, their heads sent").isEqualTo(2);
+        assertThat(third.heldElsewhere()).isFalse();
+        store.markSent(third.lease(), ids(third));
+    }
+
+    @ParameterizedTest(name = "holdRowLocks {0}")
+    @ValueSource(booleans = {false, true})
+    void anIdleClaimDoesNotSaySo(boolean holdRowLocks) {
+        schema(holdRowLocks);
+        ClaimBatch idle = claim(10, Ordering.PER_AGGREGATE);
+        assertThat(idle.isEmpty()).isTrue();
+        assertThat(idle.heldElsewhere()).isFalse();
+
+        UUID a1 = insert("a");
+        ClaimBatch first = claim(10, Ordering.PER_AGGREGATE);
+        assertThat(ids(first)).containsExactly(a1);
+        ClaimBatch nothingDue = claim(10, Ordering.PER_AGGREGATE);
+        assertThat(nothingDue.isEmpty()).isTrue();
+        assertThat(nothingDue.heldElsewhere()).as("a row in flight, but nothing else due").isFalse();
+        store.markSent(first.lease(), ids(first));
+    }
+
+    @ParameterizedTest(name = "holdRowLocks {0}")
+    @ValueSource(booleans = {false, true})
+    void rowsBehindAParkedHeadAreNotHeldElsewhere(boolean holdRowLocks) {
+        schema(holdRowLocks);
+        UUID a1 = insert("a");
+        insert("a");
+        ClaimBatch first = claim(1, Ordering.PER_AGGREGATE);
+        assertThat(ids(first)).containsExactly(a1);
+        store.park(first.lease(), List.of(new Park(a1, "poison")));
+
+        ClaimBatch behindParked = claim(10, Ordering.PER_AGGREGATE);
+        assertThat(behindParked.isEmpty()).as("a2 waits behind the parked a1").isTrue();
+        assertThat(behindParked.heldElsewhere()).isFalse();
+    }
+
+    @ParameterizedTest(name = "holdRowLocks {0}")
+    @ValueSource(booleans = {false, true})
+    void rowsBehindAHeadInBackoffAreNotHeldElsewhere(boolean holdRowLocks) {
+        schema(holdRowLocks);
+        UUID a1 = insert("a");
+        insert("a");
+        db.execute("UPDATE " + settings.qualifiedTable() + " SET next_attempt_at = now() + interval '1 hour'"
+                + " WHERE event_id = '" + a1 + "'");
+
+        ClaimBatch behindBackoff = claim(10, Ordering.PER_AGGREGATE);
+        assertThat(behindBackoff.isEmpty()).as("a2 waits behind a1's retry").isTrue();
+        assertThat(behindBackoff.heldElsewhere()).isFalse();
+    }
+
+    /**
+     * The marker's lookups run only for a claim that took nothing: a 500-row claim of 20,000 rows does not pay for
+     * them (PostgreSQL orders a WHERE's conditions by cost, hence a CASE).
+     */
+    @ParameterizedTest(name = "holdRowLocks {0}")
+    @ValueSource(booleans = {false, true})
+    void aClaimThatTakesRowsNeverRunsTheMarkersLookups(boolean holdRowLocks) throws Exception {
+        schema(holdRowLocks);
+        PlanProbe.insertOverAggregates(db, settings, 20_000, 1_000, "'pending'");
+        db.execute("ANALYZE " + settings.qualifiedTable());
+        OutboxSql sql = new OutboxSql(settings);
+        PlanProbe.Plan plan = PlanProbe.explain(db, holdRowLocks ? sql.chooseOrdered : sql.claimOrdered, "maxRows", 500,
+                "window", OutboxSql.claimWindow(500), "parkedHolds", true, "owner", "'plan-test'",
+                "token", "'" + UUID.randomUUID() + "'::uuid", "leaseMicros", 30_000_000L, "taken", "'{}'::uuid[]",
+                "millis", "'30000'");
+        assertThat(plan.rows()).isEqualTo(500);
+
+        List<String> lines = List.of(plan.text().split("\n"));
+        int marker = -1;
+        for (int i = 0; i < lines.size(); i++) {
+            if (lines.get(i).contains("One-Time Filter: CASE WHEN")) {
+                marker = i;
+            }
+        }
+        assertThat(marker).as("the marker's filter in %s", plan.text()).isPositive();
+        int depth = indent(lines.get(marker));
+        List<String> scans = new java.util.ArrayList<>();
+        for (int i = marker + 1; i < lines.size() && indent(lines.get(i)) >= depth; i++) {
+            if (lines.get(i).contains(" Scan ") && lines.get(i).contains("queuebox_outbox")) {
+                scans.add(lines.get(i).trim());
+            }
+        }
+        assertThat(scans).as("the marker's lookups").isNotEmpty().allMatch(line -> line.endsWith("(never executed)"));
+    }
+
+    private static int indent(String line) {
+        int i = 0;
+        while (i < line.length() && line.charAt(i) == ' ') {
+            i++;
+        }
+        return i;
+    }
+
+    @ParameterizedTest(name = "holdRowLocks {0}")
+    @ValueSource(booleans = {false, true})
+    void anUnorderedClaimNeverSaysSo(boolean holdRowLocks) {
+        schema(holdRowLocks);
+        insert("a");
+        ClaimBatch first = claim(1, Ordering.NONE);
+        assertThat(first.size()).isEqualTo(1);
+        ClaimBatch second = claim(10, Ordering.NONE);
+        assertThat(second.isEmpty()).isTrue();
+        assertThat(second.heldElsewhere()).isFalse();
+        store.markSent(first.lease(), ids(first));
+    }
+}
