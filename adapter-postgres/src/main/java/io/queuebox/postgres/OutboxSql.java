@@ -47,11 +47,12 @@ final class OutboxSql {
     private static final String HELD_ELSEWHERE_COLUMN = ", false AS held_elsewhere";
 
     private static String heldElsewhereRow(String t, boolean held) {
-        // Held, a row another claim locks is due like any other: the window must also show one that is not.
-        String windowRow = "p.status = 'pending' AND " + READY_AT.replace("%", "p") + " <= now()"
-                + " AND p.seq <= (SELECT seq FROM window_end) AND ";
+        // Held, a row another claim locks is due like any other: there must also be one that is not, in the window or
+        // past it (batches in flight may hold the whole window; the rows they hold come first in the walk).
+        String dueRow = "p.status = 'pending' AND " + READY_AT.replace("%", "p") + " <= now() AND ";
+        String windowRow = dueRow + "p.seq <= (SELECT seq FROM window_end) AND ";
         String dueNotInFlight = held
-                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + windowRow + "NOT " + HELD.replace("%", "p") + ")"
+                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + dueRow + "NOT " + HELD.replace("%", "p") + ")"
                 : "(SELECT pending FROM window_end) > 0";
         String inFlight = held
                 ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + windowRow + HELD.replace("%", "p") + ")"

@@ -80,6 +80,25 @@ class PostgresClaimHeldElsewhereTest {
         store.markSent(third.lease(), ids(third));
     }
 
+    /**
+     * Two batches in flight hold every row of a smaller claim's window (four times its batch): the due rows past the
+     * window, each behind a head in flight, count.
+     */
+    @org.junit.jupiter.api.Test
+    void aWindowHeldWholeByBatchesInFlightStillSaysSo() {
+        schema(true);
+        PlanProbe.insertOverAggregates(db, settings, 1_200, 600, "'pending'");
+        ClaimBatch first = claim(300, Ordering.PER_AGGREGATE);
+        ClaimBatch second = claim(300, Ordering.PER_AGGREGATE);
+        assertThat(first.size() + second.size()).as("the head of every aggregate").isEqualTo(600);
+
+        ClaimBatch third = claim(100, Ordering.PER_AGGREGATE);
+        assertThat(third.isEmpty()).isTrue();
+        assertThat(third.heldElsewhere()).as("a window of 400 heads in flight, 600 due rows behind them").isTrue();
+        store.markSent(first.lease(), ids(first));
+        store.markSent(second.lease(), ids(second));
+    }
+
     @ParameterizedTest(name = "holdRowLocks {0}")
     @ValueSource(booleans = {false, true})
     void anIdleClaimDoesNotSaySo(boolean holdRowLocks) {
