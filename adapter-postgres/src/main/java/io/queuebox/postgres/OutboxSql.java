@@ -109,6 +109,14 @@ final class OutboxSql {
     static final int HELD_CLAIM_LOCK_KEY = 16383;
 
     /**
+     * The first key of the session advisory lock that gives held ordered claims of every process their turn to choose
+     * (the second is the table's oid): a choice locks nothing, so two claims of different relays that chose at once
+     * chose the same rows, and the one that locked second lost them and chose again. Taken with "try" only, and
+     * released after the chosen rows are locked ({@code PostgresOutboxStore.Choice}).
+     */
+    static final int CHOICE_TURN_LOCK_KEY = 16382;
+
+    /**
      * How long a held claim's transaction may go unanswered, local to it: the lease length ({@code :millis}). The idle
      * timeout ends the claim of a relay that stopped talking while the session waits for it; while PostgreSQL is still
      * sending it a result the session is not idle, and a relay frozen then (SIGSTOP, a stalled VM) keeps acknowledging
@@ -163,6 +171,8 @@ final class OutboxSql {
     final String lockChosen;
     final String lockUnordered;
     final String holdFor;
+    final String takeChoiceTurn;
+    final String endChoiceTurn;
     final String markSentHeld;
     final String deleteSentHeld;
     final String rescheduleHeld;
@@ -189,6 +199,9 @@ final class OutboxSql {
                 + STILL_PENDING.replace("%", "o") + " AND " + READY_AT.replace("%", "o") + " <= now() AND " + HOLDS_FOR_AND_ENDS_STALLED
                 + " FOR UPDATE OF o SKIP LOCKED";
         holdFor = "SELECT " + HOLD_FOR;
+        String turn = CHOICE_TURN_LOCK_KEY + ", '" + t.replace("'", "''") + "'::regclass::oid::integer";
+        takeChoiceTurn = "SELECT pg_try_advisory_lock(" + turn + ")";
+        endChoiceTurn = "SELECT pg_advisory_unlock(" + turn + ")";
         // The rows are locked by the held claim's own transaction: nobody else can have changed them. Each outcome
         // clears what an expired lease left on the row, so that the late outcome of a leased relay on the same
         // table (while the relays switch modes) finds its token gone and is fenced; on rows never leased the

@@ -18,6 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -68,6 +69,28 @@ class PostgresHeldClaimStatementsTest {
         // Unordered: lock and read the rows in one statement, as the pure-SQL floor does; ordered: choose, then lock.
         assertThat(statements.get()).as("statements of a claim of two rows").isEqualTo(ordering == Ordering.NONE ? 1 : 2);
         store.release(batch.lease(), batch.deliveries().stream().map(d -> d.eventId()).toList());
+    }
+
+    /**
+     * After a full batch (a backlog, which other relays may be claiming too) an ordered claim also takes and ends the
+     * turn to choose among processes (PostgresHeldChoiceTurnTest): two statements more.
+     */
+    @Test
+    void anOrderedClaimAfterAFullBatchTakesTheTurnAmongProcesses() {
+        for (int i = 0; i < 12; i++) {
+            db.insertRow(settings, "agg-" + i, "OrderPlaced", "{}");
+        }
+        ClaimBatch full = store.claim(request(Ordering.PER_AGGREGATE));
+        assertThat(full.deliveries()).hasSize(10);
+        statements.set(0);
+        ClaimBatch next = store.claim(request(Ordering.PER_AGGREGATE));
+        assertThat(next.deliveries()).hasSize(2);
+        assertThat(statements.get()).as("statements of a claim after a full one: turn, choose, lock, end of turn").isEqualTo(4);
+        statements.set(0);
+        assertThat(store.claim(request(Ordering.PER_AGGREGATE)).isEmpty()).isTrue();
+        assertThat(statements.get()).as("statements of an empty claim after a partial one").isEqualTo(1);
+        store.release(full.lease(), full.deliveries().stream().map(d -> d.eventId()).toList());
+        store.release(next.lease(), next.deliveries().stream().map(d -> d.eventId()).toList());
     }
 
     private static ClaimRequest request(Ordering ordering) {
