@@ -302,11 +302,15 @@ final class PostgresOutboxStore implements OutboxStore {
      */
     private Round lockOrderedRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken) {
         Choice choice = Choice.take(orderedChoice, request.leaseLength(), backlogSeen ? handle : null, sql);
+        Round round;
         try {
-            return chooseAndLock(handle, request, token, maxRows, taken, choice);
-        } finally {
-            choice.end();
+            round = chooseAndLock(handle, request, token, maxRows, taken, choice);
+        } catch (RuntimeException | Error failed) {
+            choice.endAfter(failed);
+            throw failed;
         }
+        choice.end();
+        return round;
     }
 
     /** The body of {@link #lockOrderedRound}, in this claim's turn to choose (given up before parking at claim). */
@@ -372,8 +376,11 @@ final class PostgresOutboxStore implements OutboxStore {
      * chooses anyway: it may lose rows to another claimer and choose again, never take a row twice.
      *
      * <p>The advisory lock belongs to the session, not the transaction: it must be released before the connection
-     * goes back to the pool, or every other claim would wait out its bound. If the claim's transaction failed (the
-     * release then fails too), it is rolled back first; a connection that is gone holds nothing.
+     * goes back to the pool, or every other claim would wait out its bound. It is taken and released in the claim's
+     * transaction, so that behind PgBouncer in transaction mode both reach the same server session. When the release
+     * fails (the claim's transaction failed: a statement timeout, say), the connection is aborted: the session's end
+     * releases the turn, and the claim fails (a rollback would let PgBouncer hand the session, turn and all, to
+     * another client).
      */
     private static final class Choice {
         private static final long TRY_EVERY_MILLIS = 2;
@@ -424,6 +431,7 @@ final class PostgresOutboxStore implements OutboxStore {
             return plain(handle.createQuery(sql.takeChoiceTurn)).mapTo(Boolean.class).one();
         }
 
+        /** Ends both turns; throws if the turn among processes could not be given back (the claim must fail). */
         void end() {
             try {
                 if (turn) {
@@ -438,17 +446,25 @@ final class PostgresOutboxStore implements OutboxStore {
             }
         }
 
+        /** Ends both turns after the claim failed with {@code failure}, which keeps any failure of this. */
+        void endAfter(Throwable failure) {
+            try {
+                end();
+            } catch (RuntimeException alsoFailed) {
+                failure.addSuppressed(alsoFailed);
+            }
+        }
+
         private void endTurn() {
             try {
                 plain(handle.createQuery(sql.endChoiceTurn)).mapTo(Boolean.class).one();
             } catch (RuntimeException failed) {
                 try {
-                    // The claim's transaction failed, and the release with it: the claim is lost anyway.
-                    handle.rollback();
-                    plain(handle.createQuery(sql.endChoiceTurn)).mapTo(Boolean.class).one();
-                } catch (RuntimeException gone) {
-                    // The connection is gone, and the session's lock with it.
+                    handle.getConnection().abort(Runnable::run);
+                } catch (SQLException | RuntimeException gone) {
+                    failed.addSuppressed(gone);
                 }
+                throw failed;
             }
         }
     }
