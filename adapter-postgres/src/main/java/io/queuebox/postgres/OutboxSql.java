@@ -200,7 +200,9 @@ final class OutboxSql {
                 + " FOR UPDATE OF o SKIP LOCKED";
         holdFor = "SELECT " + HOLD_FOR;
         String turn = CHOICE_TURN_LOCK_KEY + ", '" + t.replace("'", "''") + "'::regclass::oid::integer";
-        takeChoiceTurn = "SELECT pg_try_advisory_lock(" + turn + ")";
+        // The turn is the first statement of the claim's transaction: it sets the transaction's timeouts first, so that
+        // a relay gone silent right after taking it loses it with its session within the lease.
+        takeChoiceTurn = "SELECT CASE WHEN (SELECT " + HOLD_FOR + ") IS NOT NULL THEN pg_try_advisory_lock(" + turn + ") END";
         endChoiceTurn = "SELECT pg_advisory_unlock(" + turn + ")";
         // The rows are locked by the held claim's own transaction: nobody else can have changed them. Each outcome
         // clears what an expired lease left on the row, so that the late outcome of a leased relay on the same

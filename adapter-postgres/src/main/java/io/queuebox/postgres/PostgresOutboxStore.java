@@ -388,14 +388,16 @@ final class PostgresOutboxStore implements OutboxStore {
         private final ReentrantLock lock;
         private final Handle handle;
         private final OutboxSql sql;
+        private final String holdMillis;
         private boolean held;
         private boolean turn;
 
-        private Choice(ReentrantLock lock, boolean held, Handle handle, OutboxSql sql) {
+        private Choice(ReentrantLock lock, boolean held, Handle handle, OutboxSql sql, String holdMillis) {
             this.lock = lock;
             this.held = held;
             this.handle = handle;
             this.sql = sql;
+            this.holdMillis = holdMillis;
         }
 
         static Choice take(ReentrantLock lock, Duration leaseLength, Handle handle, OutboxSql sql) {
@@ -403,10 +405,11 @@ final class PostgresOutboxStore implements OutboxStore {
             long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
             Choice choice;
             try {
-                choice = new Choice(lock, lock.tryLock(waitMillis, TimeUnit.MILLISECONDS), handle, sql);
+                choice = new Choice(lock, lock.tryLock(waitMillis, TimeUnit.MILLISECONDS), handle, sql,
+                        holdMillis(leaseLength));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return new Choice(lock, false, handle, sql);
+                return new Choice(lock, false, handle, sql, holdMillis(leaseLength));
             }
             if (handle != null) {
                 choice.takeTurn(until);
@@ -428,7 +431,7 @@ final class PostgresOutboxStore implements OutboxStore {
         }
 
         private boolean tryTurn() {
-            return plain(handle.createQuery(sql.takeChoiceTurn)).mapTo(Boolean.class).one();
+            return plain(handle.createQuery(sql.takeChoiceTurn)).bind("millis", holdMillis).mapTo(Boolean.class).one();
         }
 
         /** Ends both turns; throws if the turn among processes could not be given back (the claim must fail). */
