@@ -301,7 +301,7 @@ final class PostgresOutboxStore implements OutboxStore {
      * chosen ones (see {@link #lockRound}).
      */
     private Round lockOrderedRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken) {
-        Choice choice = Choice.take(orderedChoice, request.leaseLength(), backlogSeen ? handle : null, sql);
+        Choice choice = Choice.take(orderedChoice, request.leaseLength(), handle, sql, backlogSeen);
         Round round;
         try {
             round = chooseAndLock(handle, request, token, maxRows, taken, choice);
@@ -368,9 +368,9 @@ final class PostgresOutboxStore implements OutboxStore {
     }
 
     /**
-     * This claim's turn to choose, if it got it: first among the claims of this store, then, given the claim's
-     * connection (after a backlog: {@code backlogSeen}), among those of every process on the table (a session
-     * advisory lock on that connection, tried every 2 ms). A claim waits for
+     * This claim's turn to choose, if it got it: first among the claims of this store, then, after a backlog
+     * ({@code backlogSeen}), among those of every process on the table (a session
+     * advisory lock on the claim's connection, tried every 2 ms). A claim waits for
      * its turn at most a tenth of its lease (at most 500 ms) in all: the one choosing may be stuck on a connection
      * that died silently, and meanwhile this claim's own transaction, idle, runs down its lease. Without a turn it
      * chooses anyway: it may lose rows to another claimer and choose again, never take a row twice.
@@ -400,18 +400,19 @@ final class PostgresOutboxStore implements OutboxStore {
             this.holdMillis = holdMillis;
         }
 
-        static Choice take(ReentrantLock lock, Duration leaseLength, Handle handle, OutboxSql sql) {
+        static Choice take(ReentrantLock lock, Duration leaseLength, Handle handle, OutboxSql sql,
+                           boolean acrossProcesses) {
             long waitMillis = Math.max(1, Math.min(500, leaseLength.toMillis() / 10));
             long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
-            Choice choice;
+            boolean held;
             try {
-                choice = new Choice(lock, lock.tryLock(waitMillis, TimeUnit.MILLISECONDS), handle, sql,
-                        holdMillis(leaseLength));
+                held = lock.tryLock(waitMillis, TimeUnit.MILLISECONDS);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return new Choice(lock, false, handle, sql, holdMillis(leaseLength));
             }
-            if (handle != null) {
+            Choice choice = new Choice(lock, held, handle, sql, holdMillis(leaseLength));
+            if (acrossProcesses) {
                 choice.takeTurn(until);
             }
             return choice;

@@ -18,32 +18,33 @@ final class HeldElsewhereBackoff {
     /** Bounds the wait for rows whose claimer died: the database frees them at once, and a poll takes them this late. */
     static final Duration CAP = Duration.ofSeconds(2);
 
-    private int inARow;
+    /** What the interval is multiplied by: 1 until a claim finds every due row held elsewhere, then doubled per claim. */
+    private long factor = 1;
     private long lastNanos;
 
     /** A claim came back empty with every due row held elsewhere, at {@code nanos} (System.nanoTime). */
     synchronized void heldElsewhere(long nanos) {
-        inARow = Math.min(inARow + 1, 16);
+        factor = Math.min(factor * 2, MAX_FACTOR);
         lastNanos = nanos;
     }
 
     /** A claim took rows after a wait, or found nothing due. */
     synchronized void reset() {
-        inARow = 0;
+        factor = 1;
     }
 
     /** The poll interval: {@code interval}, stretched while claims find every due row held elsewhere. */
     synchronized Duration pollInterval(Duration interval) {
-        if (inARow == 0) {
+        if (factor == 1) {
             return interval;
         }
-        Duration stretched = interval.multipliedBy(Math.min(1L << Math.min(inARow, 30), MAX_FACTOR));
+        Duration stretched = interval.multipliedBy(factor);
         Duration cap = interval.compareTo(CAP) > 0 ? interval : CAP;
         return stretched.compareTo(cap) > 0 ? cap : stretched;
     }
 
     /** Whether a full batch should leave idle workers be: a claim found every due row held elsewhere lately. */
     synchronized boolean holdsOffPeers(long nanos, Duration interval) {
-        return inARow > 0 && nanos - lastNanos < pollInterval(interval).toNanos();
+        return factor > 1 && nanos - lastNanos < pollInterval(interval).toNanos();
     }
 }
