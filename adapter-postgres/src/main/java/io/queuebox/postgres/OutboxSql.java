@@ -111,8 +111,8 @@ final class OutboxSql {
     /**
      * The first key of the session advisory lock that gives held ordered claims of every process their turn to choose
      * (the second is the table's oid): a choice locks nothing, so two claims of different relays that chose at once
-     * chose the same rows, and the one that locked second lost them and chose again. Taken with "try" only, and
-     * released after the chosen rows are locked ({@code PostgresOutboxStore.Choice}).
+     * chose the same rows, and the one that locked second lost them and chose again. Waited for under a lock_timeout
+     * (a tenth of the lease at most), and released after the chosen rows are locked ({@code PostgresOutboxStore.Choice}).
      */
     static final int CHOICE_TURN_LOCK_KEY = 16382;
 
@@ -201,8 +201,16 @@ final class OutboxSql {
         holdFor = "SELECT " + HOLD_FOR;
         String turn = CHOICE_TURN_LOCK_KEY + ", '" + t.replace("'", "''") + "'::regclass::oid::integer";
         // The turn is the first statement of the claim's transaction: it sets the transaction's timeouts first, so that
-        // a relay gone silent right after taking it loses it with its session within the lease.
-        takeChoiceTurn = "SELECT CASE WHEN (SELECT " + HOLD_FOR + ") IS NOT NULL THEN pg_try_advisory_lock(" + turn + ") END";
+        // a relay gone silent right after taking it loses it with its session within the lease. It waits in the lock's
+        // queue (first come, first served, no polling) for at most :waitMillis (lock_timeout: SQLSTATE 55P03 when it
+        // runs out), then puts lock_timeout back as it was, for the statements of the batch that follow. Each CTE reads
+        // the one before it, which fixes the order of the three.
+        takeChoiceTurn = "WITH prior AS MATERIALIZED (SELECT current_setting('lock_timeout') AS lock_timeout, "
+                + HOLD_FOR + " AS holds),"
+                + " bounded AS MATERIALIZED (SELECT set_config('lock_timeout', :waitMillis, true) AS waits FROM prior"
+                + " WHERE prior.holds IS NOT NULL),"
+                + " turn AS MATERIALIZED (SELECT pg_advisory_lock(" + turn + ")::text AS taken FROM bounded)"
+                + " SELECT set_config('lock_timeout', p.lock_timeout, true) IS NOT NULL FROM prior p, turn";
         endChoiceTurn = "SELECT pg_advisory_unlock(" + turn + ")";
         // The rows are locked by the held claim's own transaction: nobody else can have changed them. Each outcome
         // clears what an expired lease left on the row, so that the late outcome of a leased relay on the same

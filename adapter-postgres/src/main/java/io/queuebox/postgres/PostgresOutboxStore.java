@@ -162,13 +162,16 @@ final class PostgresOutboxStore implements OutboxStore {
             boolean holdsBack = false;
             boolean heldElsewhere = false;
             boolean again;
+            boolean fresh = true;
             do {
-                Round round = lockRound(handle, request, token, request.maxRows() - claimed.size(), taken);
+                Round round = lockRound(handle, request, token, request.maxRows() - claimed.size(), taken, fresh);
+                fresh = false;
                 parkedAny |= round == null || round.parked();
                 if (round == null) {
                     // Rows this transaction had locked were parked in one of their own: start over without them.
                     handle.rollback();
                     handle.begin();
+                    fresh = true;
                     claimed.clear();
                     taken.clear();
                     holdsBack = false;
@@ -269,10 +272,11 @@ final class PostgresOutboxStore implements OutboxStore {
      * aggregates), then locks and reads the chosen ones; a chosen row another claimer took in between cuts its
      * aggregate there, so a later row is never kept without its earlier siblings.
      */
-    private Round lockRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken) {
+    private Round lockRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken,
+                            boolean fresh) {
         boolean ordered = request.ordering() == Ordering.PER_AGGREGATE;
         if (ordered) {
-            return lockOrderedRound(handle, request, token, maxRows, taken);
+            return lockOrderedRound(handle, request, token, maxRows, taken, fresh);
         }
         List<Claimed> claimed = plain(handle.createQuery(sql.lockUnordered))
                 .bind("maxRows", maxRows)
@@ -298,10 +302,11 @@ final class PostgresOutboxStore implements OutboxStore {
 
     /**
      * An ordered round of a held claim: chooses the claimable rows without locking any, then locks and reads the
-     * chosen ones (see {@link #lockRound}).
+     * chosen ones (see {@link #lockRound}). {@code fresh}: no statement has run yet in the claim's transaction.
      */
-    private Round lockOrderedRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken) {
-        Choice choice = Choice.take(orderedChoice, request.leaseLength(), handle, sql, backlogSeen);
+    private Round lockOrderedRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken,
+                                   boolean fresh) {
+        Choice choice = Choice.take(orderedChoice, request.leaseLength(), handle, sql, backlogSeen, fresh);
         Round round;
         try {
             round = chooseAndLock(handle, request, token, maxRows, taken, choice);
@@ -369,11 +374,17 @@ final class PostgresOutboxStore implements OutboxStore {
 
     /**
      * This claim's turn to choose, if it got it: first among the claims of this store, then, after a backlog
-     * ({@code backlogSeen}), among those of every process on the table (a session
-     * advisory lock on the claim's connection, tried every 2 ms). A claim waits for
-     * its turn at most a tenth of its lease (at most 500 ms) in all: the one choosing may be stuck on a connection
-     * that died silently, and meanwhile this claim's own transaction, idle, runs down its lease. Without a turn it
-     * chooses anyway: it may lose rows to another claimer and choose again, never take a row twice.
+     * ({@code backlogSeen}), among those of every process on the table (a session advisory lock on the claim's
+     * connection, waited for in the lock's queue under a lock_timeout). A claim waits for its turn at most a tenth of
+     * its lease (at most 500 ms) in all: the one choosing may be stuck on a connection that died silently, and
+     * meanwhile this claim's own transaction runs down its lease. Without a turn it chooses anyway: it may lose rows
+     * to another claimer and choose again, never take a row twice. The turn was first tried every 2 ms instead: with
+     * four relay processes the waiting claims' tries took CPU from the one choosing, and the turn went to whichever
+     * try came first, not to the claim that had waited longest.
+     *
+     * <p>A lock_timeout that runs out fails the statement and, with it, the transaction: as the transaction's first
+     * statement the claim begins it again (it held nothing yet); in a later round of the claim (after a parking, or
+     * rows lost to another claimer) a savepoint keeps the rows that earlier rounds locked.
      *
      * <p>The advisory lock belongs to the session, not the transaction: it must be released before the connection
      * goes back to the pool, or every other claim would wait out its bound. It is taken and released in the claim's
@@ -383,7 +394,8 @@ final class PostgresOutboxStore implements OutboxStore {
      * another client).
      */
     private static final class Choice {
-        private static final long TRY_EVERY_MILLIS = 2;
+        private static final String TURN_SAVEPOINT = "queuebox_choice_turn";
+        private static final String LOCK_TIMEOUT = "55P03";
 
         private final ReentrantLock lock;
         private final Handle handle;
@@ -401,7 +413,7 @@ final class PostgresOutboxStore implements OutboxStore {
         }
 
         static Choice take(ReentrantLock lock, Duration leaseLength, Handle handle, OutboxSql sql,
-                           boolean acrossProcesses) {
+                           boolean acrossProcesses, boolean fresh) {
             long waitMillis = Math.max(1, Math.min(500, leaseLength.toMillis() / 10));
             long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
             boolean held;
@@ -413,26 +425,49 @@ final class PostgresOutboxStore implements OutboxStore {
             }
             Choice choice = new Choice(lock, held, handle, sql, holdMillis(leaseLength));
             if (acrossProcesses) {
-                choice.takeTurn(until);
+                choice.takeTurn(Math.max(1, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime())), fresh);
             }
             return choice;
         }
 
-        private void takeTurn(long until) {
+        private void takeTurn(long waitMillis, boolean fresh) {
             try {
-                while (!(turn = tryTurn()) && System.nanoTime() < until) {
-                    Thread.sleep(TRY_EVERY_MILLIS);
+                if (!fresh) {
+                    handle.savepoint(TURN_SAVEPOINT);
                 }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+                try {
+                    plain(handle.createQuery(sql.takeChoiceTurn)).bind("millis", holdMillis)
+                            .bind("waitMillis", Long.toString(waitMillis)).mapTo(Boolean.class).one();
+                    turn = true;
+                    if (!fresh) {
+                        handle.release(TURN_SAVEPOINT);
+                    }
+                } catch (RuntimeException e) {
+                    if (turn || !ranOut(e)) {
+                        throw e;
+                    }
+                    // Waited its bound: the claim chooses without the turn, in a transaction that can go on (the
+                    // savepoint rolled back to is left to the transaction's end).
+                    if (fresh) {
+                        handle.rollback();
+                        handle.begin();
+                    } else {
+                        handle.rollbackToSavepoint(TURN_SAVEPOINT);
+                    }
+                }
             } catch (RuntimeException e) {
                 end();
                 throw e;
             }
         }
 
-        private boolean tryTurn() {
-            return plain(handle.createQuery(sql.takeChoiceTurn)).bind("millis", holdMillis).mapTo(Boolean.class).one();
+        private static boolean ranOut(Throwable failure) {
+            for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+                if (cause instanceof SQLException sql && LOCK_TIMEOUT.equals(sql.getSQLState())) {
+                    return true;
+                }
+            }
+            return false;
         }
 
         /** Ends both turns; throws if the turn among processes could not be given back (the claim must fail). */
