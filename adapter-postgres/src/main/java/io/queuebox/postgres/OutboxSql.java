@@ -173,6 +173,7 @@ final class OutboxSql {
     final String holdFor;
     final String takeChoiceTurn;
     final String endChoiceTurn;
+    final String holdsChoiceTurn;
     final String markSentHeld;
     final String deleteSentHeld;
     final String rescheduleHeld;
@@ -204,14 +205,23 @@ final class OutboxSql {
         // a relay gone silent right after taking it loses it with its session within the lease. It waits in the lock's
         // queue (first come, first served, no polling) for at most :waitMillis (lock_timeout: SQLSTATE 55P03 when it
         // runs out), then puts lock_timeout back as it was, for the statements of the batch that follow. Each CTE reads
-        // the one before it, which fixes the order of the three.
-        takeChoiceTurn = "WITH prior AS MATERIALIZED (SELECT current_setting('lock_timeout') AS lock_timeout, "
+        // the one before it, which fixes the order of the three. A statement_timeout of the session's below the wait
+        // would cancel the statement instead (57014, which the claim must not take for a bound waited out): the wait
+        // is then half of it.
+        takeChoiceTurn = "WITH prior AS MATERIALIZED (SELECT current_setting('lock_timeout') AS lock_timeout,"
+                + " extract(epoch FROM current_setting('statement_timeout')::interval) * 1000 AS statement_millis, "
                 + HOLD_FOR + " AS holds),"
-                + " bounded AS MATERIALIZED (SELECT set_config('lock_timeout', :waitMillis, true) AS waits FROM prior"
-                + " WHERE prior.holds IS NOT NULL),"
+                + " bounded AS MATERIALIZED (SELECT set_config('lock_timeout', CASE WHEN prior.statement_millis > 0 THEN"
+                + " least((:waitMillis)::bigint, greatest(1, (prior.statement_millis / 2)::bigint)) ELSE (:waitMillis)::bigint"
+                + " END::text, true) AS waits FROM prior WHERE prior.holds IS NOT NULL),"
                 + " turn AS MATERIALIZED (SELECT pg_advisory_lock(" + turn + ")::text AS taken FROM bounded)"
                 + " SELECT set_config('lock_timeout', p.lock_timeout, true) IS NOT NULL FROM prior p, turn";
         endChoiceTurn = "SELECT pg_advisory_unlock(" + turn + ")";
+        // PostgreSQL may grant the lock as the lock_timeout fires and still fail the statement with it: a session lock
+        // outlives the rollback, so the claim asks whether it holds the turn (setting the timeouts first, as above).
+        holdsChoiceTurn = "SELECT CASE WHEN (SELECT " + HOLD_FOR + ") IS NOT NULL THEN EXISTS (SELECT 1 FROM pg_locks l"
+                + " WHERE l.locktype = 'advisory' AND l.classid = " + CHOICE_TURN_LOCK_KEY + " AND l.objid = '"
+                + t.replace("'", "''") + "'::regclass::oid AND l.objsubid = 2 AND l.pid = pg_backend_pid() AND l.granted) END";
         // The rows are locked by the held claim's own transaction: nobody else can have changed them. Each outcome
         // clears what an expired lease left on the row, so that the late outcome of a leased relay on the same
         // table (while the relays switch modes) finds its token gone and is fenced; on rows never leased the

@@ -447,15 +447,20 @@ final class PostgresOutboxStore implements OutboxStore {
                         throw e;
                     }
                     // Waited its bound: the claim chooses without the turn, in a transaction that can go on (the
-                    // savepoint rolled back to is left to the transaction's end).
+                    // savepoint rolled back to is left to the transaction's end), unless the lock came as it gave up.
                     if (fresh) {
                         handle.rollback();
                         handle.begin();
                     } else {
                         handle.rollbackToSavepoint(TURN_SAVEPOINT);
                     }
+                    turn = plain(handle.createQuery(sql.holdsChoiceTurn)).bind("millis", holdMillis)
+                            .mapTo(Boolean.class).one();
                 }
             } catch (RuntimeException e) {
+                // The session may hold the turn, granted before the failure: only its end surely gives it back.
+                turn = false;
+                abort(handle, e);
                 end();
                 throw e;
             }
@@ -498,12 +503,17 @@ final class PostgresOutboxStore implements OutboxStore {
             try {
                 plain(handle.createQuery(sql.endChoiceTurn)).mapTo(Boolean.class).one();
             } catch (RuntimeException failed) {
-                try {
-                    handle.getConnection().abort(Runnable::run);
-                } catch (SQLException | RuntimeException gone) {
-                    failed.addSuppressed(gone);
-                }
+                abort(handle, failed);
                 throw failed;
+            }
+        }
+
+        /** Ends the claim's session, and with it any turn it holds; {@code failure} keeps any failure of this. */
+        private static void abort(Handle handle, RuntimeException failure) {
+            try {
+                handle.getConnection().abort(Runnable::run);
+            } catch (SQLException | RuntimeException gone) {
+                failure.addSuppressed(gone);
             }
         }
     }
