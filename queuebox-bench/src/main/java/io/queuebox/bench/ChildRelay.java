@@ -107,7 +107,43 @@ final class ChildRelay {
         if (ManagementFactory.getOperatingSystemMXBean() instanceof com.sun.management.OperatingSystemMXBean os) {
             counters.put("cpuMillis", os.getProcessCpuTime() / 1_000_000);
         }
+        // How much of the JVM's CPU went to compiling and collecting rather than relaying: the CPU of its JIT compiler
+        // threads and of its GC threads, from /proc (Linux; absent elsewhere).
+        Map<String, Long> byKind = threadCpuMillis();
+        if (!byKind.isEmpty()) {
+            counters.put("jitCpuMillis", byKind.getOrDefault("jit", 0L));
+            counters.put("gcCpuMillis", byKind.getOrDefault("gc", 0L));
+        }
         return counters;
+    }
+
+    /** CPU milliseconds of this JVM's threads by kind ("jit", "gc", "other"), from /proc/self/task; empty without it. */
+    private static Map<String, Long> threadCpuMillis() {
+        Map<String, Long> millis = new LinkedHashMap<>();
+        Path tasks = Path.of("/proc/self/task");
+        if (!Files.isDirectory(tasks)) {
+            return millis;
+        }
+        try (var threads = Files.list(tasks)) {
+            for (Path task : (Iterable<Path>) threads::iterator) {
+                try {
+                    String name = Files.readString(task.resolve("comm")).trim();
+                    String stat = Files.readString(task.resolve("stat"));
+                    // Fields after the command name, which is in parentheses and may hold spaces: state is field 3,
+                    // utime and stime fields 14 and 15, in clock ticks (100 a second on Linux).
+                    String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    long ticks = Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+                    String kind = name.contains("Compiler") ? "jit"
+                            : name.startsWith("GC ") || name.startsWith("G1 ") ? "gc" : "other";
+                    millis.merge(kind, ticks * 10, Long::sum);
+                } catch (java.io.IOException | RuntimeException gone) {
+                    // the thread ended meanwhile
+                }
+            }
+        } catch (java.io.IOException e) {
+            return Map.of();
+        }
+        return millis;
     }
 
     /** Heap every 50 ms; the heap after collection (the live set) at each tenth of the work. */

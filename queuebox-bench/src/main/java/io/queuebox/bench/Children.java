@@ -145,6 +145,8 @@ final class Children {
             List<Object> claimMillisPerProcess = new ArrayList<>();
             List<Object> publishMillisPerProcess = new ArrayList<>();
             List<Object> cpuMillisPerProcess = new ArrayList<>();
+            List<Object> jitMillisPerProcess = new ArrayList<>();
+            List<Object> gcMillisPerProcess = new ArrayList<>();
             long failures = 0;
             for (int i = 0; i < children.size(); i++) {
                 warmupPerProcess.add(longOf(before.get(i), "delivered"));
@@ -157,6 +159,10 @@ final class Children {
                 publishMillisPerProcess.add(since(afterCommit.get(i), atEnd.get(i), "publishMillis"));
                 cpuMillisPerProcess.add(atEnd.get(i).containsKey("cpuMillis")
                         ? longOf(atEnd.get(i), "cpuMillis") - longOf(afterCommit.get(i), "cpuMillis") : null);
+                jitMillisPerProcess.add(atEnd.get(i).containsKey("jitCpuMillis")
+                        ? since(afterCommit.get(i), atEnd.get(i), "jitCpuMillis") : null);
+                gcMillisPerProcess.add(atEnd.get(i).containsKey("gcCpuMillis")
+                        ? since(afterCommit.get(i), atEnd.get(i), "gcCpuMillis") : null);
                 failures += longOf(results.get(i), "failures");
             }
             Map<String, Object> result = new LinkedHashMap<>();
@@ -177,18 +183,20 @@ final class Children {
             result.put("claimMillisPerProcess", claimMillisPerProcess);
             result.put("publishMillisPerProcess", publishMillisPerProcess);
             result.put("cpuMillisPerProcess", cpuMillisPerProcess);
+            result.put("jitCpuMillisPerProcess", jitMillisPerProcess);
+            result.put("gcCpuMillisPerProcess", gcMillisPerProcess);
             result.put("claimsMarkMillisAfterCommit", markMillis);
             result.put("machineBusyPercent", machineBusy);
             result.put("coldMachineBusyPercent", coldMachineBusy);
             result.put("failures", failures);
             out.printf("  scale-out %d process(es): cold (GO → %d warm-up rows consumed) %6d rows/s, %d duplicates, per process %s;%n"
                             + "    warm (commit of %d rows → last consumed, %.2f s) %6d rows/s, %d distinct consumed, %d duplicates,"
-                            + " per process %s, claims %s (empty %s), claiming ms %s, publishing ms %s, relay JVM CPU ms %s;"
-                            + " machine busy %s %% (cold %s %%)%n",
+                            + " per process %s, claims %s (empty %s), claiming ms %s, publishing ms %s, relay JVM CPU ms %s"
+                            + " (of it JIT compiler threads %s, GC threads %s); machine busy %s %% (cold %s %%)%n",
                     processes, warmupRows, result.get("coldRowsPerSecond"), warmupDuplicates.get(), warmupPerProcess,
                     rows, seconds, result.get("rowsPerSecond"), distinct.get(), duplicates.get(), perProcess,
                     claimsPerProcess, emptyClaimsPerProcess, claimMillisPerProcess, publishMillisPerProcess, cpuMillisPerProcess,
-                    machineBusy, coldMachineBusy);
+                    jitMillisPerProcess, gcMillisPerProcess, machineBusy, coldMachineBusy);
             if (distinct.get() < rows) {
                 throw new IllegalStateException("scale-out: only " + distinct.get() + " of " + rows + " consumed");
             }
