@@ -183,6 +183,12 @@ final class BenchDatabase implements AutoCloseable {
         analyze(TABLE);
     }
 
+    /** Deletes the sent rows and vacuums the outbox: what a relay's purge and autovacuum leave, at once. */
+    void purgeSentAndVacuum() throws SQLException {
+        execute("DELETE FROM " + TABLE + " WHERE status = 'sent'");
+        execute("VACUUM (ANALYZE) " + TABLE);
+    }
+
     private void analyze(String table) throws SQLException {
         execute("ANALYZE " + table);
     }
