@@ -433,7 +433,7 @@ public final class BenchCommand implements Callable<Integer> {
         settings.put("scaleOut", "1, 2 and 4 relay child JVMs (-Xmx256m, workers 2, batch 500, per-aggregate ordering, wake interval"
                 + " 100 ms) to RabbitMQ, rows over " + scaleAggregates + " aggregates; cold: from GO to the last of the warm-up rows"
                 + " (" + scaleWarmupRows + " per process, committed before GO) consumed; warm: the measured rows committed in one INSERT once every warm-up row was"
-                + " consumed, from that commit to the last of them consumed; duplicates and per-process figures per phase; "
+                + " consumed and the sent rows were deleted and the table vacuumed, from that commit to the last of them consumed; duplicates and per-process figures per phase; "
                 + scaleReps + " interleaved repetitions (1, 2, 4 processes in turn), medians");
         return settings;
     }
