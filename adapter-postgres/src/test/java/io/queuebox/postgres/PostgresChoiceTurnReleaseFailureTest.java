@@ -9,11 +9,8 @@ import io.queuebox.ports.ClaimedDelivery;
 import io.queuebox.ports.Ordering;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.ParkingPolicy;
-import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -58,19 +55,6 @@ class PostgresChoiceTurnReleaseFailureTest {
         return batch.deliveries().stream().map(ClaimedDelivery::eventId).toList();
     }
 
-    /** Row locks on the row, by anybody (pgrowlocks is not needed: a FOR UPDATE NOWAIT from outside tells). */
-    private boolean lockedByAnyone(UUID eventId) throws SQLException {
-        try (Connection c = db.dataSource.getConnection(); Statement s = c.createStatement()) {
-            c.setAutoCommit(false);
-            try (ResultSet rs = s.executeQuery("SELECT event_id FROM " + settings.qualifiedTable()
-                    + " WHERE event_id = '" + eventId + "' FOR UPDATE SKIP LOCKED")) {
-                boolean free = rs.next();
-                c.rollback();
-                return !free;
-            }
-        }
-    }
-
     /**
      * Found by review (helper, on d105a52): the failed release rolled the claim's transaction back and handed out a1
      * without its lock, so relay B claimed a1 and a2 while relay A published a1. Now the claim fails, its connection
@@ -94,7 +78,7 @@ class PostgresChoiceTurnReleaseFailureTest {
         Fixture fixture = fixture();
         ClaimBatch batchA = fixture.relayA.claim(ordered("relay-a", 1));
         assertThat(ids(batchA)).containsExactly(fixture.a1);
-        assertThat(lockedByAnyone(fixture.a1)).as("a1 is held by relay A's claim while its batch is out").isTrue();
+        assertThat(db.lockedByAnyone(settings, fixture.a1)).as("a1 is held by relay A's claim while its batch is out").isTrue();
         assertThat(ids(fixture.relayB.claim(ordered("relay-b", 2)))).doesNotContain(fixture.a1, fixture.a2);
         fixture.relayA.markSent(batchA.lease(), List.of(fixture.a1));
     }

@@ -11,7 +11,6 @@ import io.queuebox.ports.ParkingPolicy;
 import io.queuebox.testkit.services.TestServices;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -68,11 +67,7 @@ class PostgresChoiceTurnStatementTimeoutTest {
         assertThat(ids(first)).containsExactly(warm);
         relay.markSent(first.lease(), ids(first));
 
-        other = db.dataSource.getConnection();
-        try (Statement s = other.createStatement()) { // another relay's turn, held past the bound
-            s.execute("SELECT pg_advisory_lock(" + OutboxSql.CHOICE_TURN_LOCK_KEY + ", '" + settings.qualifiedTable()
-                    + "'::regclass::oid::integer)");
-        }
+        other = db.anotherRelaysTurn(settings); // held past the bound
         UUID a1 = db.insertRow(settings, "a", "created", "{}");
         ClaimBatch batch = relay.claim(ordered("relay", 1));
         assertThat(ids(batch)).as("chosen without the turn after its bound").containsExactly(a1);

@@ -75,11 +75,7 @@ class PostgresChoiceTurnWaitTest {
     /** Another relay's turn to choose, held on a connection of its own until the test ends. */
     private void anotherRelayTakesTheTurn() {
         try {
-            other = db.dataSource.getConnection();
-            try (Statement statement = other.createStatement()) {
-                statement.execute("SELECT pg_advisory_lock(" + OutboxSql.CHOICE_TURN_LOCK_KEY + ", '"
-                        + settings.qualifiedTable() + "'::regclass::oid::integer)");
-            }
+            other = db.anotherRelaysTurn(settings);
         } catch (SQLException e) {
             throw new IllegalStateException(e);
         }
@@ -90,18 +86,6 @@ class PostgresChoiceTurnWaitTest {
              ResultSet rs = s.executeQuery("SELECT status FROM " + settings.qualifiedTable() + " WHERE event_id = '" + eventId + "'")) {
             rs.next();
             return rs.getString(1);
-        }
-    }
-
-    private boolean lockedByAnyone(UUID eventId) throws SQLException {
-        try (Connection c = db.dataSource.getConnection(); Statement s = c.createStatement()) {
-            c.setAutoCommit(false);
-            try (ResultSet rs = s.executeQuery("SELECT event_id FROM " + settings.qualifiedTable()
-                    + " WHERE event_id = '" + eventId + "' FOR UPDATE SKIP LOCKED")) {
-                boolean free = rs.next();
-                c.rollback();
-                return !free;
-            }
         }
     }
 
@@ -135,7 +119,7 @@ class PostgresChoiceTurnWaitTest {
         assertThat(takeTurnAfterParking).as("another relay took the turn after the parking").isFalse();
         assertThat(ids(batch)).containsExactly(a1);
         assertThat(millis).as("the second round waited for the turn (a tenth of the lease, 200 ms)").isGreaterThanOrEqualTo(190L);
-        assertThat(lockedByAnyone(a1)).as("a1 is still locked by the claim that handed it out").isTrue();
+        assertThat(db.lockedByAnyone(settings, a1)).as("a1 is still locked by the claim that handed it out").isTrue();
         assertThat(status(bad)).isEqualTo("parked");
         relay.markSent(batch.lease(), List.of(a1));
         assertThat(status(a1)).isEqualTo("sent");

@@ -64,16 +64,6 @@ class PostgresHeldChoiceTurnTest {
         store.markSent(batch.lease(), java.util.List.of(first));
     }
 
-    /** Another relay's turn to choose: the lock its claim takes, on a connection of its own. */
-    private Connection anotherRelaysTurn() throws Exception {
-        Connection other = db.dataSource.getConnection();
-        try (Statement statement = other.createStatement()) {
-            statement.execute("SELECT pg_advisory_lock(" + OutboxSql.CHOICE_TURN_LOCK_KEY + ", '"
-                    + settings.qualifiedTable() + "'::regclass::oid::integer)");
-        }
-        return other;
-    }
-
     private long turnsHeld() throws Exception {
         try (Connection connection = db.dataSource.getConnection(); Statement statement = connection.createStatement();
              ResultSet rs = statement.executeQuery("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = "
@@ -89,7 +79,7 @@ class PostgresHeldChoiceTurnTest {
         fullClaim(store);
         UUID a1 = db.insertRow(settings, "a", "created", "{}");
         ClaimBatch batch;
-        try (Connection other = anotherRelaysTurn()) {
+        try (Connection other = db.anotherRelaysTurn(settings)) {
             CompletableFuture<ClaimBatch> claim = CompletableFuture.supplyAsync(() -> store.claim(ordered(Duration.ofSeconds(30))));
             Thread.sleep(200);
             assertThat(claim).as("the claim waits for its turn (at most 500 ms: a tenth of its lease, capped)")
@@ -106,7 +96,7 @@ class PostgresHeldChoiceTurnTest {
         OutboxStore store = PostgresOutbox.store(db.dataSource, settings);
         fullClaim(store);
         UUID a1 = db.insertRow(settings, "a", "created", "{}");
-        try (Connection other = anotherRelaysTurn()) {
+        try (Connection other = db.anotherRelaysTurn(settings)) {
             long started = System.nanoTime();
             ClaimBatch batch = store.claim(ordered(Duration.ofSeconds(2)));
             long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started);

@@ -77,4 +77,33 @@ final class TestDatabase implements AutoCloseable {
                 + "', '\\x7b7d', '" + headers + "')");
         return id;
     }
+
+    /**
+     * Takes the turn that held ordered claims on {@code settings}' table take among processes (OutboxSql
+     * CHOICE_TURN_LOCK_KEY), as another relay's claim would, on a new connection: the turn lasts until it is closed.
+     */
+    Connection anotherRelaysTurn(PostgresOutboxSettings settings) throws SQLException {
+        Connection other = dataSource.getConnection();
+        try (Statement statement = other.createStatement()) {
+            statement.execute("SELECT pg_advisory_lock(" + OutboxSql.CHOICE_TURN_LOCK_KEY + ", '"
+                    + settings.qualifiedTable() + "'::regclass::oid::integer)");
+        } catch (SQLException e) {
+            other.close();
+            throw e;
+        }
+        return other;
+    }
+
+    /** Whether anybody holds a row lock on the row (a FOR UPDATE SKIP LOCKED from outside tells). */
+    boolean lockedByAnyone(PostgresOutboxSettings settings, UUID eventId) throws SQLException {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
+            c.setAutoCommit(false);
+            try (java.sql.ResultSet rs = s.executeQuery("SELECT event_id FROM " + settings.qualifiedTable()
+                    + " WHERE event_id = '" + eventId + "' FOR UPDATE SKIP LOCKED")) {
+                boolean free = rs.next();
+                c.rollback();
+                return !free;
+            }
+        }
+    }
 }
