@@ -19,6 +19,11 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
+import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.StatementContext;
 import org.jdbi.v3.core.statement.StatementCustomizer;
@@ -123,6 +128,55 @@ class PostgresChoiceTurnWaitTest {
         assertThat(status(bad)).isEqualTo("parked");
         relay.markSent(batch.lease(), List.of(a1));
         assertThat(status(a1)).isEqualTo("sent");
+    }
+
+    /**
+     * Review finding (f13365c; helper, read-only): a first round that waited out the turn rolled its whole transaction
+     * back before asking whether the lock came as it gave up. Behind PgBouncer in transaction mode the rollback hands
+     * the server session back to the pool, and the question then goes to another session: a turn granted at the
+     * timeout stayed held on the first. The claim must keep its transaction (a savepoint) to the end of the check.
+     */
+    @Test
+    void aClaimThatWaitsOutTheTurnNeverEndsItsTransactionBeforeItChose() throws Exception {
+        AtomicInteger rollbacks = new AtomicInteger();
+        OutboxStore relay = PostgresOutbox.store(countingRollbacks(db.dataSource, rollbacks), settings);
+        fullClaim(relay);
+        UUID a1 = db.insertRow(settings, "a", "created", "{}");
+        anotherRelayTakesTheTurn();
+        rollbacks.set(0);
+
+        ClaimBatch batch = relay.claim(ordered("relay", 1));
+
+        assertThat(ids(batch)).containsExactly(a1);
+        assertThat(rollbacks).as("whole-transaction rollbacks in a claim that waited out the turn").hasValue(0);
+        assertThat(db.lockedByAnyone(settings, a1)).isTrue();
+        relay.markSent(batch.lease(), List.of(a1));
+    }
+
+    /** A data source whose connections count their whole-transaction rollbacks (a rollback to a savepoint is not one). */
+    private static DataSource countingRollbacks(DataSource target, AtomicInteger rollbacks) {
+        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
+                (proxy, method, args) -> {
+                    Object result = invoke(target, method, args);
+                    if (!(result instanceof Connection connection)) {
+                        return result;
+                    }
+                    return Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
+                            (p, m, a) -> {
+                                if (m.getName().equals("rollback") && (a == null || a.length == 0)) {
+                                    rollbacks.incrementAndGet();
+                                }
+                                return invoke(connection, m, a);
+                            });
+                });
+    }
+
+    private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
+        try {
+            return method.invoke(target, args);
+        } catch (InvocationTargetException e) {
+            throw e.getCause();
+        }
     }
 
     /** The turn's own lock_timeout ends with the turn statement: the batch's statements run under the session's. */
