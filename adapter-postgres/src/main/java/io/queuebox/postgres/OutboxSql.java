@@ -174,6 +174,9 @@ final class OutboxSql {
     final String takeChoiceTurn;
     final String endChoiceTurn;
     final String holdsChoiceTurn;
+    /** The savepoint a held ordered claim takes its turn among processes in (PostgresOutboxStore.Choice). */
+    static final String CHOICE_TURN_SAVEPOINT = "queuebox_choice_turn";
+    final String releaseChoiceTurnSavepoint = "RELEASE SAVEPOINT " + CHOICE_TURN_SAVEPOINT;
     final String markSentHeld;
     final String deleteSentHeld;
     final String rescheduleHeld;

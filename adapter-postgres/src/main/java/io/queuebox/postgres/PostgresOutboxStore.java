@@ -162,16 +162,13 @@ final class PostgresOutboxStore implements OutboxStore {
             boolean holdsBack = false;
             boolean heldElsewhere = false;
             boolean again;
-            boolean fresh = true;
             do {
-                Round round = lockRound(handle, request, token, request.maxRows() - claimed.size(), taken, fresh);
-                fresh = false;
+                Round round = lockRound(handle, request, token, request.maxRows() - claimed.size(), taken);
                 parkedAny |= round == null || round.parked();
                 if (round == null) {
                     // Rows this transaction had locked were parked in one of their own: start over without them.
                     handle.rollback();
                     handle.begin();
-                    fresh = true;
                     claimed.clear();
                     taken.clear();
                     holdsBack = false;
@@ -205,7 +202,12 @@ final class PostgresOutboxStore implements OutboxStore {
             } catch (RuntimeException ignored) {
                 // the failure may have taken the connection with it
             }
-            handle.close();
+            try {
+                handle.close();
+            } catch (RuntimeException alsoFailed) {
+                // an aborted connection fails Jdbi's check of its transaction state: the claim's own failure is the news
+                e.addSuppressed(alsoFailed);
+            }
             throw e;
         }
     }
@@ -272,11 +274,10 @@ final class PostgresOutboxStore implements OutboxStore {
      * aggregates), then locks and reads the chosen ones; a chosen row another claimer took in between cuts its
      * aggregate there, so a later row is never kept without its earlier siblings.
      */
-    private Round lockRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken,
-                            boolean fresh) {
+    private Round lockRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken) {
         boolean ordered = request.ordering() == Ordering.PER_AGGREGATE;
         if (ordered) {
-            return lockOrderedRound(handle, request, token, maxRows, taken, fresh);
+            return lockOrderedRound(handle, request, token, maxRows, taken);
         }
         List<Claimed> claimed = plain(handle.createQuery(sql.lockUnordered))
                 .bind("maxRows", maxRows)
@@ -302,11 +303,10 @@ final class PostgresOutboxStore implements OutboxStore {
 
     /**
      * An ordered round of a held claim: chooses the claimable rows without locking any, then locks and reads the
-     * chosen ones (see {@link #lockRound}). {@code fresh}: no statement has run yet in the claim's transaction.
+     * chosen ones (see {@link #lockRound}).
      */
-    private Round lockOrderedRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken,
-                                   boolean fresh) {
-        Choice choice = Choice.take(orderedChoice, request.leaseLength(), handle, sql, backlogSeen, fresh);
+    private Round lockOrderedRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken) {
+        Choice choice = Choice.take(orderedChoice, request.leaseLength(), handle, sql, backlogSeen);
         Round round;
         try {
             round = chooseAndLock(handle, request, token, maxRows, taken, choice);
@@ -382,9 +382,9 @@ final class PostgresOutboxStore implements OutboxStore {
      * four relay processes the waiting claims' tries took CPU from the one choosing, and the turn went to whichever
      * try came first, not to the claim that had waited longest.
      *
-     * <p>A lock_timeout that runs out fails the statement and, with it, the transaction: as the transaction's first
-     * statement the claim begins it again (it held nothing yet); in a later round of the claim (after a parking, or
-     * rows lost to another claimer) a savepoint keeps the rows that earlier rounds locked.
+     * <p>A lock_timeout that runs out fails the statement, so the turn is taken in a savepoint: rolled back to, it
+     * keeps the rows earlier rounds of the claim locked and the claim's transaction, whose server session (behind
+     * PgBouncer in transaction mode) is the one to ask whether the lock came as the timeout fired.
      *
      * <p>The advisory lock belongs to the session, not the transaction: it must be released before the connection
      * goes back to the pool, or every other claim would wait out its bound. It is taken and released in the claim's
@@ -394,7 +394,7 @@ final class PostgresOutboxStore implements OutboxStore {
      * another client).
      */
     private static final class Choice {
-        private static final String TURN_SAVEPOINT = "queuebox_choice_turn";
+        private static final String TURN_SAVEPOINT = OutboxSql.CHOICE_TURN_SAVEPOINT;
         private static final String LOCK_TIMEOUT = "55P03";
 
         private final ReentrantLock lock;
@@ -413,7 +413,7 @@ final class PostgresOutboxStore implements OutboxStore {
         }
 
         static Choice take(ReentrantLock lock, Duration leaseLength, Handle handle, OutboxSql sql,
-                           boolean acrossProcesses, boolean fresh) {
+                           boolean acrossProcesses) {
             long waitMillis = Math.max(1, Math.min(500, leaseLength.toMillis() / 10));
             long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
             boolean held;
@@ -425,39 +425,34 @@ final class PostgresOutboxStore implements OutboxStore {
             }
             Choice choice = new Choice(lock, held, handle, sql, holdMillis(leaseLength));
             if (acrossProcesses) {
-                choice.takeTurn(Math.max(1, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime())), fresh);
+                choice.takeTurn(Math.max(1, TimeUnit.NANOSECONDS.toMillis(until - System.nanoTime())));
             }
             return choice;
         }
 
-        private void takeTurn(long waitMillis, boolean fresh) {
+        private void takeTurn(long waitMillis) {
             try {
-                if (!fresh) {
-                    handle.savepoint(TURN_SAVEPOINT);
-                }
+                // Always in a savepoint, so that the transaction, and with it the server session behind PgBouncer in
+                // transaction mode, lasts until the claim knows whether it holds the turn.
+                handle.savepoint(TURN_SAVEPOINT);
                 try {
                     plain(handle.createQuery(sql.takeChoiceTurn)).bind("millis", holdMillis)
                             .bind("waitMillis", Long.toString(waitMillis)).mapTo(Boolean.class).one();
                     turn = true;
-                    if (!fresh) {
-                        handle.release(TURN_SAVEPOINT);
-                    }
+                    handle.release(TURN_SAVEPOINT);
                 } catch (RuntimeException e) {
                     if (turn || !ranOut(e)) {
                         throw e;
                     }
-                    // Waited its bound: the claim chooses without the turn, in a transaction that can go on (the
-                    // savepoint rolled back to is left to the transaction's end), unless the lock came as it gave up.
-                    if (fresh) {
-                        handle.rollback();
-                        handle.begin();
-                    } else {
-                        handle.rollbackToSavepoint(TURN_SAVEPOINT);
-                    }
+                    // Waited its bound: the claim chooses without the turn, unless the lock came as it gave up.
+                    handle.rollbackToSavepoint(TURN_SAVEPOINT);
                     turn = plain(handle.createQuery(sql.holdsChoiceTurn)).bind("millis", holdMillis)
                             .mapTo(Boolean.class).one();
+                    // Released, so that the rows this claim locks next are the transaction's own, not a subtransaction's
+                    // (HELD sees top-level transactions only). Jdbi forgot the savepoint on the rollback to it.
+                    plain(handle.createUpdate(sql.releaseChoiceTurnSavepoint)).execute();
                 }
-            } catch (RuntimeException e) {
+            } catch (RuntimeException | Error e) {
                 // The session may hold the turn, granted before the failure: only its end surely gives it back.
                 turn = false;
                 abort(handle, e);
@@ -509,7 +504,7 @@ final class PostgresOutboxStore implements OutboxStore {
         }
 
         /** Ends the claim's session, and with it any turn it holds; {@code failure} keeps any failure of this. */
-        private static void abort(Handle handle, RuntimeException failure) {
+        private static void abort(Handle handle, Throwable failure) {
             try {
                 handle.getConnection().abort(Runnable::run);
             } catch (SQLException | RuntimeException gone) {
