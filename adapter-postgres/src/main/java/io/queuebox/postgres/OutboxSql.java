@@ -204,8 +204,9 @@ final class OutboxSql {
                 + " FOR UPDATE OF o SKIP LOCKED";
         holdFor = "SELECT " + HOLD_FOR;
         String turn = CHOICE_TURN_LOCK_KEY + ", '" + t.replace("'", "''") + "'::regclass::oid::integer";
-        // The turn is the first statement of the claim's transaction: it sets the transaction's timeouts first, so that
-        // a relay gone silent right after taking it loses it with its session within the lease. It waits in the lock's
+        // The turn is the claim transaction's first statement (after the savepoint it is taken in): it sets the
+        // transaction's timeouts first, so that a relay gone silent right after taking it loses it with its session
+        // within the lease. It waits in the lock's
         // queue (first come, first served, no polling) for at most :waitMillis (lock_timeout: SQLSTATE 55P03 when it
         // runs out), then puts lock_timeout back as it was, for the statements of the batch that follow. Each CTE reads
         // the one before it, which fixes the order of the three. A statement_timeout of the session's below the wait
