@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.function.Predicate;
 import java.util.function.ToIntFunction;
 import org.jdbi.v3.core.Handle;
 
@@ -141,12 +142,14 @@ final class HeldClaim {
      * ended the session (57P01-57P03, 25P03 for the idle timeout), or the driver closed it.
      */
     static boolean lost(Throwable failure) {
+        return hasSqlState(failure, state -> state.startsWith("08") || state.startsWith("57P") || state.equals("25P03"));
+    }
+
+    /** Whether {@code failure} or one of its causes is an {@link SQLException} whose SQL state {@code matches}. */
+    static boolean hasSqlState(Throwable failure, Predicate<String> matches) {
         for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-            if (cause instanceof SQLException sql) {
-                String state = sql.getSQLState();
-                if (state != null && (state.startsWith("08") || state.startsWith("57P") || state.equals("25P03"))) {
-                    return true;
-                }
+            if (cause instanceof SQLException sql && sql.getSQLState() != null && matches.test(sql.getSQLState())) {
+                return true;
             }
         }
         return false;

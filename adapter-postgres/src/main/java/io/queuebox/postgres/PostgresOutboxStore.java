@@ -462,12 +462,7 @@ final class PostgresOutboxStore implements OutboxStore {
         }
 
         private static boolean ranOut(Throwable failure) {
-            for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-                if (cause instanceof SQLException sql && LOCK_TIMEOUT.equals(sql.getSQLState())) {
-                    return true;
-                }
-            }
-            return false;
+            return HeldClaim.hasSqlState(failure, LOCK_TIMEOUT::equals);
         }
 
         /** Ends both turns; throws if the turn among processes could not be given back (the claim must fail). */

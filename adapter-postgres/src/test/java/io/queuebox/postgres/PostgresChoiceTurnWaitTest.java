@@ -20,8 +20,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
@@ -157,7 +155,7 @@ class PostgresChoiceTurnWaitTest {
     private static DataSource countingRollbacks(DataSource target, AtomicInteger rollbacks) {
         return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
                 (proxy, method, args) -> {
-                    Object result = invoke(target, method, args);
+                    Object result = JdbcSpy.invoke(target, method, args);
                     if (!(result instanceof Connection connection)) {
                         return result;
                     }
@@ -166,17 +164,9 @@ class PostgresChoiceTurnWaitTest {
                                 if (m.getName().equals("rollback") && (a == null || a.length == 0)) {
                                     rollbacks.incrementAndGet();
                                 }
-                                return invoke(connection, m, a);
+                                return JdbcSpy.invoke(connection, m, a);
                             });
                 });
-    }
-
-    private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
-        try {
-            return method.invoke(target, args);
-        } catch (InvocationTargetException e) {
-            throw e.getCause();
-        }
     }
 
     /** The turn's own lock_timeout ends with the turn statement: the batch's statements run under the session's. */

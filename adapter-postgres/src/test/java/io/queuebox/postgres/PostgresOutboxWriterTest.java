@@ -13,8 +13,6 @@ import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.OutboxWriteException;
 import io.queuebox.ports.OutboxWriter;
 import io.queuebox.ports.ParkingPolicy;
-import java.lang.reflect.InvocationTargetException;
-import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -116,26 +114,18 @@ class PostgresOutboxWriterTest {
     private static Connection countingExecutions(Connection real, AtomicInteger executed) {
         return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
                 (proxy, method, args) -> {
-                    Object result = invoke(real, method, args);
+                    Object result = JdbcSpy.invoke(real, method, args);
                     if (result instanceof PreparedStatement statement) {
                         return Proxy.newProxyInstance(PreparedStatement.class.getClassLoader(),
                                 new Class<?>[] {PreparedStatement.class}, (p, m, a) -> {
                                     if (m.getName().startsWith("execute")) {
                                         executed.incrementAndGet();
                                     }
-                                    return invoke(statement, m, a);
+                                    return JdbcSpy.invoke(statement, m, a);
                                 });
                     }
                     return result;
                 });
-    }
-
-    private static Object invoke(Object target, Method method, Object[] args) throws Throwable {
-        try {
-            return method.invoke(target, args);
-        } catch (InvocationTargetException e) {
-            throw e.getCause();
-        }
     }
 
     @Test

@@ -152,8 +152,8 @@ final class Children {
             List<Object> claimMillisPerProcess = new ArrayList<>();
             List<Object> publishMillisPerProcess = new ArrayList<>();
             List<Object> cpuMillisPerProcess = new ArrayList<>();
-            List<Object> jitMillisPerProcess = new ArrayList<>();
-            List<Object> gcMillisPerProcess = new ArrayList<>();
+            List<Object> jitCpuMillisPerProcess = new ArrayList<>();
+            List<Object> gcCpuMillisPerProcess = new ArrayList<>();
             long failures = 0;
             for (int i = 0; i < children.size(); i++) {
                 warmupPerProcess.add(longOf(before.get(i), "delivered"));
@@ -166,9 +166,9 @@ final class Children {
                 publishMillisPerProcess.add(since(afterCommit.get(i), atEnd.get(i), "publishMillis"));
                 cpuMillisPerProcess.add(atEnd.get(i).containsKey("cpuMillis")
                         ? longOf(atEnd.get(i), "cpuMillis") - longOf(afterCommit.get(i), "cpuMillis") : null);
-                jitMillisPerProcess.add(atEnd.get(i).containsKey("jitCpuMillis")
+                jitCpuMillisPerProcess.add(atEnd.get(i).containsKey("jitCpuMillis")
                         ? since(afterCommit.get(i), atEnd.get(i), "jitCpuMillis") : null);
-                gcMillisPerProcess.add(atEnd.get(i).containsKey("gcCpuMillis")
+                gcCpuMillisPerProcess.add(atEnd.get(i).containsKey("gcCpuMillis")
                         ? since(afterCommit.get(i), atEnd.get(i), "gcCpuMillis") : null);
                 failures += longOf(results.get(i), "failures");
             }
@@ -190,8 +190,8 @@ final class Children {
             result.put("claimMillisPerProcess", claimMillisPerProcess);
             result.put("publishMillisPerProcess", publishMillisPerProcess);
             result.put("cpuMillisPerProcess", cpuMillisPerProcess);
-            result.put("jitCpuMillisPerProcess", jitMillisPerProcess);
-            result.put("gcCpuMillisPerProcess", gcMillisPerProcess);
+            result.put("jitCpuMillisPerProcess", jitCpuMillisPerProcess);
+            result.put("gcCpuMillisPerProcess", gcCpuMillisPerProcess);
             result.put("claimsMarkMillisAfterCommit", markMillis);
             result.put("machineBusyPercent", machineBusy);
             result.put("coldMachineBusyPercent", coldMachineBusy);
@@ -203,7 +203,7 @@ final class Children {
                     processes, warmupRows, result.get("coldRowsPerSecond"), warmupDuplicates.get(), warmupPerProcess,
                     rows, seconds, result.get("rowsPerSecond"), distinct.get(), duplicates.get(), perProcess,
                     claimsPerProcess, emptyClaimsPerProcess, claimMillisPerProcess, publishMillisPerProcess, cpuMillisPerProcess,
-                    jitMillisPerProcess, gcMillisPerProcess, machineBusy, coldMachineBusy);
+                    jitCpuMillisPerProcess, gcCpuMillisPerProcess, machineBusy, coldMachineBusy);
             if (distinct.get() < rows) {
                 throw new IllegalStateException("scale-out: only " + distinct.get() + " of " + rows + " consumed");
             }
