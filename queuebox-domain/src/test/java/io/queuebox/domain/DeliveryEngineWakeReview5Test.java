@@ -26,6 +26,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -197,6 +198,7 @@ class DeliveryEngineWakeReview5Test {
         await().atMost(SOON).until(() -> fake.claimCalls.get() >= 2);
         EngineHarness.pause(500);
         store.stageOneMarkSentHangs = hangs;
+        store.workerTwoWaitsForWorkerOne = hangs;
         List<OutboxEvent> backlog = new ArrayList<>();
         for (int i = 0; i < 8; i++) {
             backlog.add(committed(order("backlog-" + i)));
@@ -204,18 +206,8 @@ class DeliveryEngineWakeReview5Test {
         engine.wake(WakeReason.EXTERNAL); // backlog.get(0)
         if (hangs) {
             // Worker 1's stage hangs recording its first batch; its claimer has a second one queued behind it.
-            // Worker 2 may drain a backlog before worker 1 took two batches of it (CI, loaded): add rows until so.
-            for (int round = 0; round < 30 && !(store.stageOneHanging.get() && fake.count(RowStatus.PENDING) == 2);
-                 round++) {
-                EngineHarness.pause(100);
-                if (!(store.stageOneHanging.get() && fake.count(RowStatus.PENDING) == 2)
-                        && fake.count(RowStatus.PENDING) < 2) {
-                    for (int i = 0; i < 4; i++) {
-                        backlog.add(committed(order("backlog-more-" + round + "-" + i)));
-                    }
-                    engine.wake(WakeReason.EXTERNAL);
-                }
-            }
+            // Worker 2's claims wait for that (Hooked.workerTwoWaitsForWorkerOne): on a loaded machine it could
+            // otherwise drain the backlog before worker 1 took two batches of it.
             await().atMost(SOON).until(() -> store.stageOneHanging.get() && fake.count(RowStatus.PENDING) == 2);
         } else {
             await().atMost(SOON).until(() -> fake.count(RowStatus.PENDING) == 0);
@@ -366,6 +358,10 @@ class DeliveryEngineWakeReview5Test {
         volatile boolean stageOneMarkSentHangs;
         volatile boolean workerOneMarkSentHangs;
         final AtomicBoolean stageOneHanging = new AtomicBoolean();
+        /** Worker 2's claims wait until worker 1 claimed two non-empty batches since this was set. */
+        volatile boolean workerTwoWaitsForWorkerOne;
+        private final AtomicInteger workerOneBatches = new AtomicInteger();
+        private final CountDownLatch workerOneHoldsTwo = new CountDownLatch(1);
         Hooked(FakeOutboxStore delegate) {
             super(delegate);
         }
@@ -382,9 +378,24 @@ class DeliveryEngineWakeReview5Test {
                     throw new IllegalStateException("connection reset");
                 }
             }
+            if (workerTwoWaitsForWorkerOne && thread.equals("queuebox-worker-2")) {
+                awaitWorkerOneHoldsTwo();
+            }
             ClaimBatch batch = super.claim(request);
             claims.add(thread + (batch.isEmpty() ? " (empty)" : ""));
+            if (workerTwoWaitsForWorkerOne && thread.equals("queuebox-worker-1") && !batch.isEmpty()
+                    && workerOneBatches.incrementAndGet() >= 2) {
+                workerOneHoldsTwo.countDown();
+            }
             return batch;
+        }
+
+        private void awaitWorkerOneHoldsTwo() {
+            try {
+                workerOneHoldsTwo.await(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
 
         @Override
