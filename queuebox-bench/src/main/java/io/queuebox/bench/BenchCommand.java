@@ -85,6 +85,19 @@ public final class BenchCommand implements Callable<Integer> {
             + " per-aggregate ordering and batch 500, 1000 aggregates let at most two batches be in flight at once (default ${DEFAULT-VALUE}).")
     int scaleAggregates;
 
+    @Option(names = "--scale-processes", split = ",", defaultValue = "1,2,4", description = "Numbers of relay processes the"
+            + " scale-out runs, in this order within each repetition (default ${DEFAULT-VALUE}).")
+    List<Integer> scaleProcesses;
+
+    @Option(names = "--scale-jvm-option", description = "An option added to every scale-out relay JVM's command line, for"
+            + " example -Xlog:jit+compilation=debug:file=/tmp/jit-%%p.log; repeatable (default: -Xmx256m only).")
+    List<String> scaleJvmOptions = new ArrayList<>();
+
+    @Option(names = "--scale-settle-seconds", defaultValue = "0", description = "Before the scale-out's measured phase,"
+            + " keep the relays draining rounds of warm-up rows until no relay JVM's JIT compilers use 10 %% of its CPU in a"
+            + " round, for at most this long (default ${DEFAULT-VALUE}: no settling).")
+    int scaleSettleSeconds;
+
     @Option(names = "--scale-reps", defaultValue = "3", description = "Interleaved repetitions of the scale-out (1, 2 and 4"
             + " processes in turn, then again); medians reported (default ${DEFAULT-VALUE}).")
     int scaleReps;
@@ -304,8 +317,12 @@ public final class BenchCommand implements Callable<Integer> {
                         + " warm-up rows per process consumed; warm: commit of " + scaleRows + " rows → last consumed)");
                 List<Map<String, Object>> scale = new ArrayList<>();
                 for (int rep = 1; rep <= Math.max(1, scaleReps); rep++) {
-                    for (int processes : new int[] {1, 2, 4}) {
-                        Map<String, Object> run = children.scaleOut(processes, scaleWarmupRows, scaleRows, scaleAggregates);
+                    for (int processes : scaleProcesses) {
+                        if (processes < 1) {
+                            throw new IllegalArgumentException("--scale-processes: " + processes + " is not a number of processes");
+                        }
+                        Map<String, Object> run = children.scaleOut(processes, scaleWarmupRows, scaleRows, scaleAggregates,
+                                scaleJvmOptions, scaleSettleSeconds);
                         run.put("rep", rep);
                         scale.add(run);
                     }
@@ -430,11 +447,14 @@ public final class BenchCommand implements Callable<Integer> {
         settings.put("scaleRows", smoke ? 0 : scaleRows);
         settings.put("scaleWarmupRows", smoke ? 0 : scaleWarmupRows);
         settings.put("scaleAggregates", scaleAggregates);
-        settings.put("scaleOut", "1, 2 and 4 relay child JVMs (-Xmx256m, workers 2, batch 500, per-aggregate ordering, wake interval"
+        settings.put("scaleProcesses", scaleProcesses);
+        settings.put("scaleJvmOptions", scaleJvmOptions);
+        settings.put("scaleSettleSeconds", scaleSettleSeconds);
+        settings.put("scaleOut", scaleProcesses + " relay child JVMs (-Xmx256m, workers 2, batch 500, per-aggregate ordering, wake interval"
                 + " 100 ms) to RabbitMQ, rows over " + scaleAggregates + " aggregates; cold: from GO to the last of the warm-up rows"
                 + " (" + scaleWarmupRows + " per process, committed before GO) consumed; warm: the measured rows committed in one INSERT once every warm-up row was"
                 + " consumed and the sent rows were deleted and the table vacuumed, from that commit to the last of them consumed; duplicates and per-process figures per phase; "
-                + scaleReps + " interleaved repetitions (1, 2, 4 processes in turn), medians");
+                + scaleReps + " interleaved repetitions (" + scaleProcesses + " processes in turn), medians");
         return settings;
     }
 

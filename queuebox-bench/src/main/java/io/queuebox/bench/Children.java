@@ -69,7 +69,8 @@ final class Children {
      * per phase, by the phase in
      * which the consumer first saw the row.
      */
-    Map<String, Object> scaleOut(int processes, int warmupRowsPerProcess, int rows, int aggregates) throws Exception {
+    Map<String, Object> scaleOut(int processes, int warmupRowsPerProcess, int rows, int aggregates, List<String> jvmOptions,
+                                 int settleSeconds) throws Exception {
         // As many warm-up rows per JVM as the single relay drains alone: with one total, each of 4 JVMs compiled its
         // hot paths on a quarter of them, and the warm phase measured JIT compilers as much as relays.
         int warmupRows = warmupRowsPerProcess * processes;
@@ -100,22 +101,27 @@ final class Children {
         List<Child> children = new ArrayList<>();
         try {
             for (int i = 0; i < processes; i++) {
-                children.add(Child.start(db, brokers, "rabbitmq", 2, 500, true, 0, List.of("-Xmx256m")));
+                List<String> options = new ArrayList<>(List.of("-Xmx256m"));
+                options.addAll(jvmOptions);
+                children.add(Child.start(db, brokers, "rabbitmq", 2, 500, true, 0, options));
             }
             long go = System.nanoTime();
             long[] machineAtGo = MachineCpu.jiffies();
             children.forEach(Child::go);
             awaitCount(progress, warmupDistinct, warmupRows);
             double coldSeconds = Brokers.seconds(go);
+            int coldConsumed = warmupDistinct.get();
             Double coldMachineBusy = MachineCpu.busyPercent(machineAtGo, MachineCpu.jiffies());
             if (warmupDistinct.get() < warmupRows) {
                 throw new IllegalStateException("scale-out warm-up: only " + warmupDistinct.get() + " of " + warmupRows + " consumed");
             }
+            Settling settling = settle(children, progress, warmupDistinct, warmupRows, aggregates, settleSeconds);
+            long warmedRows = warmupRows + settling.rows();
             // Delivered counts from before the INSERT: no row of the measured phase exists yet, so they are exact
             // once the relays recorded the last warm-up batches (the consumer may see a row before its relay does).
             List<Map<String, Object>> before = marks(children);
             for (long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-                 before.stream().mapToLong(m -> longOf(m, "delivered")).sum() < warmupRows && System.nanoTime() < until; ) {
+                 before.stream().mapToLong(m -> longOf(m, "delivered")).sum() < warmedRows && System.nanoTime() < until; ) {
                 Thread.sleep(20);
                 before = marks(children);
             }
@@ -176,7 +182,12 @@ final class Children {
             result.put("processes", processes);
             result.put("aggregates", aggregates);
             result.put("warmupRows", warmupRows);
-            result.put("coldRowsPerSecond", Math.round(warmupDistinct.get() / coldSeconds));
+            result.put("coldRowsPerSecond", Math.round(coldConsumed / coldSeconds));
+            result.put("settleSeconds", Latency.round(settling.seconds(), 1));
+            result.put("settleRows", settling.rows());
+            result.put("settleRounds", settling.jitSharePercentPerRound().size());
+            result.put("settleJitSharePercentPerRound", settling.jitSharePercentPerRound());
+            result.put("settled", settling.settled());
             result.put("warmupDuplicates", warmupDuplicates.get());
             result.put("warmupDeliveredPerProcess", warmupPerProcess);
             result.put("rows", rows);
@@ -196,6 +207,12 @@ final class Children {
             result.put("machineBusyPercent", machineBusy);
             result.put("coldMachineBusyPercent", coldMachineBusy);
             result.put("failures", failures);
+            if (settleSeconds > 0) {
+                out.printf("  scale-out %d process(es): settling %.1f s, %d rows in %d rounds, the busiest JIT's share of its"
+                                + " JVM's CPU per round %s %%, %s%n", processes, settling.seconds(), settling.rows(),
+                        settling.jitSharePercentPerRound().size(), settling.jitSharePercentPerRound(),
+                        settling.settled() ? "settled" : "not settled within " + settleSeconds + " s");
+            }
             out.printf("  scale-out %d process(es): cold (GO → %d warm-up rows consumed) %6d rows/s, %d duplicates, per process %s;%n"
                             + "    warm (commit of %d rows → last consumed, %.2f s) %6d rows/s, %d distinct consumed, %d duplicates,"
                             + " per process %s, claims %s (empty %s), claiming ms %s, publishing ms %s, relay JVM CPU ms %s"
@@ -213,6 +230,57 @@ final class Children {
             consumer.close();
             brokers.purgeQueue();
         }
+    }
+
+    /** Below this share of a relay JVM's CPU, its JIT compilers count as settled. */
+    private static final double SETTLED_JIT_SHARE = 0.10;
+
+    /** What {@link #settle} did: rows drained, seconds, and per round the busiest JIT's share of its JVM's CPU. */
+    record Settling(long rows, double seconds, List<Double> jitSharePercentPerRound, boolean settled) {
+    }
+
+    /**
+     * Keeps the relays busy until they are minutes old in effect: rounds of {@code roundRows} rows (committed in one
+     * INSERT, drained, sent rows purged) until, in the latest round, no relay JVM's JIT compiler threads used
+     * {@value #SETTLED_JIT_SHARE} of its CPU or more, or {@code maxSeconds} have passed. A JVM a few seconds old
+     * spends most of its CPU compiling (43-74 % in a 40,000-row phase), and each added JVM compiles the same code
+     * again: without this the scale-out compares young JVMs more than relays. Nothing when {@code maxSeconds} is 0.
+     */
+    private Settling settle(List<Child> children, Object progress, AtomicInteger consumed, int consumedSoFar,
+                            int aggregates, int maxSeconds) throws Exception {
+        List<Double> shares = new ArrayList<>();
+        long start = System.nanoTime();
+        long rows = 0;
+        if (maxSeconds <= 0) {
+            return new Settling(0, 0, shares, false);
+        }
+        int roundRows = Math.max(1, consumedSoFar);
+        List<Map<String, Object>> previous = marks(children);
+        boolean settled = false;
+        while (!settled && System.nanoTime() - start < TimeUnit.SECONDS.toNanos(maxSeconds)) {
+            db.purgeSentAndVacuum();
+            db.insert(roundRows, aggregates);
+            rows += roundRows;
+            long target = consumedSoFar + rows;
+            awaitCount(progress, consumed, (int) target);
+            if (consumed.get() < target) {
+                throw new IllegalStateException("scale-out settling: only " + consumed.get() + " of " + target + " consumed");
+            }
+            List<Map<String, Object>> now = marks(children);
+            double busiest = 0;
+            for (int i = 0; i < children.size(); i++) {
+                if (!now.get(i).containsKey("jitCpuMillis") || !now.get(i).containsKey("cpuMillis")) {
+                    throw new IllegalStateException("scale-out settling needs each relay's JIT CPU (Linux /proc): " + now.get(i));
+                }
+                long cpu = since(previous.get(i), now.get(i), "cpuMillis");
+                long jit = since(previous.get(i), now.get(i), "jitCpuMillis");
+                busiest = Math.max(busiest, cpu <= 0 ? 0 : (double) jit / cpu);
+            }
+            shares.add(Latency.round(100 * busiest, 1));
+            settled = busiest < SETTLED_JIT_SHARE;
+            previous = now;
+        }
+        return new Settling(rows, (System.nanoTime() - start) / 1e9, shares, settled);
     }
 
     /** The counters of every child, asked of all at once. */
