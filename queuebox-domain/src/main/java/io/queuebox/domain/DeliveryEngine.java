@@ -510,7 +510,7 @@ public final class DeliveryEngine implements AutoCloseable {
                         // find every due row held elsewhere: the peer's claim would too.
                         signal.wakeOne(WakeReason.FULL_BATCH);
                     }
-                } else if (cycle == Cycle.FAILED) {
+                } else if (cycle == Cycle.FAILED && first) {
                     failedAtNanos = System.nanoTime();
                     if (!signal.pause(errorPause)) {
                         break;
@@ -518,6 +518,15 @@ public final class DeliveryEngine implements AutoCloseable {
                     reason = WakeReason.INTERVAL;
                     seen = signal.wakes();
                 } else {
+                    if (cycle == Cycle.FAILED) {
+                        // A peer pauses too, then waits like any idle peer: claiming again on its own after every
+                        // pause, a peer that stood in once for a late worker 1 made the outage cost a claim per pause
+                        // per such peer. Worker 1 polls, and the claim watch stands in for it when it is late.
+                        failedAtNanos = System.nanoTime();
+                        if (!signal.pause(errorPause)) {
+                            break;
+                        }
+                    }
                     if (first) {
                         pollerWaiting = true;
                     }
