@@ -31,6 +31,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -156,6 +157,8 @@ public final class DeliveryEngine implements AutoCloseable {
     private volatile boolean pollerWaiting;
     // When a cycle of any worker last failed: the claim watch stands in for nobody during the error pause after it.
     private volatile long failedAtNanos = System.nanoTime() - Duration.ofDays(1).toNanos();
+    /** The worker that claims again after its error pause for the whole engine, 0 for none: see reclaimsAfterFailure. */
+    private final AtomicInteger reclaimerAfterFailure = new AtomicInteger();
     private final HeldElsewhereBackoff heldElsewhere = new HeldElsewhereBackoff();
     private Thread renewer;
 
@@ -488,6 +491,9 @@ public final class DeliveryEngine implements AutoCloseable {
                 }
                 WakeSignal.News newsBefore = signal.newsSoFar();
                 Cycle cycle = deliverOnceSurviving(reason, stage, newsBefore, continuing);
+                if (cycle != Cycle.FAILED) {
+                    reclaimerAfterFailure.compareAndSet(index, 0);
+                }
                 continuing = cycle == Cycle.FULL || cycle == Cycle.HOLDING;
                 if (signal.isShutdown()) {
                     break;
@@ -510,7 +516,7 @@ public final class DeliveryEngine implements AutoCloseable {
                         // find every due row held elsewhere: the peer's claim would too.
                         signal.wakeOne(WakeReason.FULL_BATCH);
                     }
-                } else if (cycle == Cycle.FAILED && first) {
+                } else if (cycle == Cycle.FAILED && reclaimsAfterFailure(index)) {
                     failedAtNanos = System.nanoTime();
                     if (!signal.pause(errorPause)) {
                         break;
@@ -519,9 +525,8 @@ public final class DeliveryEngine implements AutoCloseable {
                     seen = signal.wakes();
                 } else {
                     if (cycle == Cycle.FAILED) {
-                        // A peer pauses too, then waits like any idle peer: claiming again on its own after every
-                        // pause, a peer that stood in once for a late worker 1 made the outage cost a claim per pause
-                        // per such peer. Worker 1 polls, and the claim watch stands in for it when it is late.
+                        // Another worker claims again after its pause, for the whole engine: this one pauses too,
+                        // then waits like any idle peer.
                         failedAtNanos = System.nanoTime();
                         if (!signal.pause(errorPause)) {
                             break;
@@ -542,6 +547,24 @@ public final class DeliveryEngine implements AutoCloseable {
         } finally {
             finished.countDown();
         }
+    }
+
+    /**
+     * Whether worker {@code index}, whose cycle failed, claims again after its error pause: one worker at a time does,
+     * for the whole engine, so that an outage costs one claim per pause whatever the workers. Worker 1 always does
+     * (it keeps the engine's clock) and takes the part from a peer; a peer does when no other worker has it. The part
+     * ends with its holder's first cycle that did not fail. Before, every worker whose cycle failed claimed again
+     * after each of its pauses: a peer the claim watch once stood in with for a late worker 1 doubled the outage's
+     * claims (DeliveryEngineWakeReview6Test). A peer that gave its failed claim up for good instead left the rows
+     * it was woken for, or its failed batch freed, to a poll the held-elsewhere back-off may have stretched to 2 s
+     * (DeliveryEnginePeerFailureReviewTest).
+     */
+    private boolean reclaimsAfterFailure(int index) {
+        if (index == 1) {
+            reclaimerAfterFailure.set(1);
+            return true;
+        }
+        return reclaimerAfterFailure.compareAndSet(0, index) || reclaimerAfterFailure.get() == index;
     }
 
     /**
