@@ -31,7 +31,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -157,8 +156,6 @@ public final class DeliveryEngine implements AutoCloseable {
     private volatile boolean pollerWaiting;
     // When a cycle of any worker last failed: the claim watch stands in for nobody during the error pause after it.
     private volatile long failedAtNanos = System.nanoTime() - Duration.ofDays(1).toNanos();
-    /** The worker that claims again after its error pause for the whole engine, 0 for none: see reclaimsAfterFailure. */
-    private final AtomicInteger reclaimerAfterFailure = new AtomicInteger();
     private final HeldElsewhereBackoff heldElsewhere = new HeldElsewhereBackoff();
     private Thread renewer;
 
@@ -458,6 +455,7 @@ public final class DeliveryEngine implements AutoCloseable {
                         : idle.plan(left);
             }
             long seen = signal.wakes();
+            FailureMark failure = new FailureMark();
             WakeReason reason = null;
             // Whether this claim follows the worker's own batch (full, or holding rows back) rather than a wait.
             boolean continuing = false;
@@ -490,10 +488,8 @@ public final class DeliveryEngine implements AutoCloseable {
                     }
                 }
                 WakeSignal.News newsBefore = signal.newsSoFar();
-                Cycle cycle = deliverOnceSurviving(reason, stage, newsBefore, continuing);
-                if (cycle != Cycle.FAILED) {
-                    reclaimerAfterFailure.compareAndSet(index, 0);
-                }
+                failure.clear();
+                Cycle cycle = deliverOnceSurviving(reason, stage, newsBefore, continuing, failure);
                 continuing = cycle == Cycle.FULL || cycle == Cycle.HOLDING;
                 if (signal.isShutdown()) {
                     break;
@@ -516,22 +512,12 @@ public final class DeliveryEngine implements AutoCloseable {
                         // find every due row held elsewhere: the peer's claim would too.
                         signal.wakeOne(WakeReason.FULL_BATCH);
                     }
-                } else if (cycle == Cycle.FAILED && reclaimsAfterFailure(index)) {
-                    failedAtNanos = System.nanoTime();
-                    if (!signal.pause(errorPause)) {
-                        break;
-                    }
+                } else if (cycle == Cycle.FAILED && pausesThenClaims(first, failure)) {
                     reason = WakeReason.INTERVAL;
                     seen = signal.wakes();
+                } else if (cycle == Cycle.FAILED && signal.isShutdown()) {
+                    break;
                 } else {
-                    if (cycle == Cycle.FAILED) {
-                        // Another worker claims again after its pause, for the whole engine: this one pauses too,
-                        // then waits like any idle peer.
-                        failedAtNanos = System.nanoTime();
-                        if (!signal.pause(errorPause)) {
-                            break;
-                        }
-                    }
                     if (first) {
                         pollerWaiting = true;
                     }
@@ -550,21 +536,44 @@ public final class DeliveryEngine implements AutoCloseable {
     }
 
     /**
-     * Whether worker {@code index}, whose cycle failed, claims again after its error pause: one worker at a time does,
-     * for the whole engine, so that an outage costs one claim per pause whatever the workers. Worker 1 always does
-     * (it keeps the engine's clock) and takes the part from a peer; a peer does when no other worker has it. The part
-     * ends with its holder's first cycle that did not fail. Before, every worker whose cycle failed claimed again
-     * after each of its pauses: a peer the claim watch once stood in with for a late worker 1 doubled the outage's
-     * claims (DeliveryEngineWakeReview6Test). A peer that gave its failed claim up for good instead left the rows
-     * it was woken for, or its failed batch freed, to a poll the held-elsewhere back-off may have stretched to 2 s
-     * (DeliveryEnginePeerFailureReviewTest).
+     * After a failed cycle: pauses for the error pause, then answers whether this worker claims again now. Worker 1
+     * always does (it keeps the engine's clock). A peer does only when no other worker started a claim since what its
+     * failure left unclaimed (the start of its failed claim, or the moment its failed batch gave its rows back): such
+     * a claim took those rows, or failed and its own worker answers for it. Before, every worker whose cycle failed
+     * claimed again after each of its pauses, so a peer the claim watch once stood in with for a late worker 1
+     * claimed in step with worker 1 for the rest of an outage (DeliveryEngineWakeReview6Test). A peer that never
+     * claimed again left the rows its claim was woken for, or its failed batch freed, to a poll the held-elsewhere
+     * back-off may have stretched to 2 s (DeliveryEnginePeerFailureReviewTest), and a peer giving way to a worker that
+     * claimed again did so too when that worker's claim then hung (DeliveryEngineReclaimPartReviewTest). False when
+     * shutdown ended the pause.
      */
-    private boolean reclaimsAfterFailure(int index) {
-        if (index == 1) {
-            reclaimerAfterFailure.set(1);
-            return true;
+    private boolean pausesThenClaims(boolean first, FailureMark failure) {
+        long leftUnclaimedSince = failure.leftUnclaimedSince(System.nanoTime());
+        failedAtNanos = System.nanoTime();
+        if (!signal.pause(errorPause)) {
+            return false;
         }
-        return reclaimerAfterFailure.compareAndSet(0, index) || reclaimerAfterFailure.get() == index;
+        return first || latestClaimStartNanos - leftUnclaimedSince <= 0;
+    }
+
+    /** What one worker's failed cycle left unclaimed, and since when (see pausesThenClaims). */
+    private static final class FailureMark {
+        private static final long NONE = Long.MIN_VALUE;
+        private long claimStartNanos = NONE;
+
+        void clear() {
+            claimStartNanos = NONE;
+        }
+
+        /** The claim that started at {@code nanos} failed: what it was to take is unclaimed since then. */
+        void claimFailed(long nanos) {
+            claimStartNanos = nanos;
+        }
+
+        /** Since the failed claim's start, or else (a batch gave its rows back when it failed) since {@code now}. */
+        long leftUnclaimedSince(long now) {
+            return claimStartNanos == NONE ? now : claimStartNanos;
+        }
     }
 
     /**
@@ -655,12 +664,13 @@ public final class DeliveryEngine implements AutoCloseable {
      * One cycle that cannot end the worker: the store and publisher calls inside handle runtime
      * exceptions, but an {@link Error} from an adapter would otherwise end the thread in silence.
      */
-    private Cycle deliverOnceSurviving(WakeReason reason, Stage stage, WakeSignal.News newsBefore, boolean continuing) {
+    private Cycle deliverOnceSurviving(WakeReason reason, Stage stage, WakeSignal.News newsBefore, boolean continuing,
+                                       FailureMark failure) {
         try {
             if (reason != null) {
                 listener.onWake(reason);
             }
-            Cycle cycle = deliverOnce(stage, newsBefore, continuing);
+            Cycle cycle = deliverOnce(stage, newsBefore, continuing, failure);
             recovered();
             return cycle;
         } catch (Throwable e) {
@@ -691,7 +701,7 @@ public final class DeliveryEngine implements AutoCloseable {
      * Claims a batch; without a stage publishes and records it here (the serial loop), with one hands it to
      * the stage and returns at once.
      */
-    private Cycle deliverOnce(Stage stage, WakeSignal.News newsBefore, boolean continuing) {
+    private Cycle deliverOnce(Stage stage, WakeSignal.News newsBefore, boolean continuing, FailureMark failure) {
         long started = System.nanoTime();
         latestClaimStartNanos = started;
         Instant claimStart = clock.instant();
@@ -702,6 +712,7 @@ public final class DeliveryEngine implements AutoCloseable {
             batch = store.claim(claimRequest);
         } catch (RuntimeException e) {
             listener.onError("claim", e);
+            failure.claimFailed(started);
             return Cycle.FAILED;
         } finally {
             WakeReason held = namedWakes.claimEnded(claimNumber, batch == null ? List.of() : batch.deliveries());
