@@ -156,6 +156,8 @@ public final class DeliveryEngine implements AutoCloseable {
     private volatile boolean pollerWaiting;
     // When a cycle of any worker last failed: the claim watch stands in for nobody during the error pause after it.
     private volatile long failedAtNanos = System.nanoTime() - Duration.ofDays(1).toNanos();
+    /** When worker 1's latest error pause ends (see pausesThenClaims). */
+    private volatile long pollerPauseEndsNanos = failedAtNanos;
     private final HeldElsewhereBackoff heldElsewhere = new HeldElsewhereBackoff();
     private Thread renewer;
 
@@ -455,7 +457,6 @@ public final class DeliveryEngine implements AutoCloseable {
                         : idle.plan(left);
             }
             long seen = signal.wakes();
-            FailureMark failure = new FailureMark();
             WakeReason reason = null;
             // Whether this claim follows the worker's own batch (full, or holding rows back) rather than a wait.
             boolean continuing = false;
@@ -469,13 +470,23 @@ public final class DeliveryEngine implements AutoCloseable {
                     if (!stage.awaitSlot()) {
                         break;
                     }
+                    long stageFailedNanos = stage.pauseRequestedAtNanos();
                     if (stage.takePause()) {
-                        // The stage's batch failed (or looked like an outage): pause as a serial worker would.
-                        if (!signal.pause(errorPause)) {
+                        // The stage's batch failed (or looked like an outage): pause as a serial worker would, and
+                        // claim again by the same rule.
+                        if (pausesThenClaims(first, stageFailedNanos)) {
+                            reason = WakeReason.INTERVAL;
+                            seen = signal.wakes();
+                        } else if (signal.isShutdown()) {
                             break;
+                        } else {
+                            WakeSignal.Woken woken = signal.await(seen, idleWait(), planner, stage::idle);
+                            if (woken.reason() == WakeReason.SHUTDOWN) {
+                                break;
+                            }
+                            reason = woken.reason();
+                            seen = woken.wakesSeen();
                         }
-                        reason = WakeReason.INTERVAL;
-                        seen = signal.wakes();
                     }
                     // This claim answers any claim the stage asked for so far, and, from an idle worker, the
                     // news a pending ticket brings (it would take the ticket as soon as it waited).
@@ -488,8 +499,7 @@ public final class DeliveryEngine implements AutoCloseable {
                     }
                 }
                 WakeSignal.News newsBefore = signal.newsSoFar();
-                failure.clear();
-                Cycle cycle = deliverOnceSurviving(reason, stage, newsBefore, continuing, failure);
+                Cycle cycle = deliverOnceSurviving(reason, stage, newsBefore, continuing);
                 continuing = cycle == Cycle.FULL || cycle == Cycle.HOLDING;
                 if (signal.isShutdown()) {
                     break;
@@ -512,7 +522,7 @@ public final class DeliveryEngine implements AutoCloseable {
                         // find every due row held elsewhere: the peer's claim would too.
                         signal.wakeOne(WakeReason.FULL_BATCH);
                     }
-                } else if (cycle == Cycle.FAILED && pausesThenClaims(first, failure)) {
+                } else if (cycle == Cycle.FAILED && pausesThenClaims(first, System.nanoTime())) {
                     reason = WakeReason.INTERVAL;
                     seen = signal.wakes();
                 } else if (cycle == Cycle.FAILED && signal.isShutdown()) {
@@ -536,10 +546,11 @@ public final class DeliveryEngine implements AutoCloseable {
     }
 
     /**
-     * After a failed cycle: pauses for the error pause, then answers whether this worker claims again now. Worker 1
-     * always does (it keeps the engine's clock). A peer does only when no other worker started a claim since what its
-     * failure left unclaimed (the start of its failed claim, or the moment its failed batch gave its rows back): such
-     * a claim took those rows, or failed and its own worker answers for it. Before, every worker whose cycle failed
+     * After a cycle that failed at {@code failedNanos}: pauses for the error pause, then answers whether this worker
+     * claims again now. Worker 1 always does (it keeps the engine's clock). A peer does unless a claim started after
+     * the failure (a failed claim's rows are free only once it failed: it may have locked them) or worker 1 is in its
+     * own error pause (its claim after it starts later still): that claim takes what the failure left unclaimed, or
+     * fails, and its own worker answers for it. Before, every worker whose cycle failed
      * claimed again after each of its pauses, so a peer the claim watch once stood in with for a late worker 1
      * claimed in step with worker 1 for the rest of an outage (DeliveryEngineWakeReview6Test). A peer that never
      * claimed again left the rows its claim was woken for, or its failed batch freed, to a poll the held-elsewhere
@@ -547,33 +558,15 @@ public final class DeliveryEngine implements AutoCloseable {
      * claimed again did so too when that worker's claim then hung (DeliveryEngineReclaimPartReviewTest). False when
      * shutdown ended the pause.
      */
-    private boolean pausesThenClaims(boolean first, FailureMark failure) {
-        long leftUnclaimedSince = failure.leftUnclaimedSince(System.nanoTime());
+    private boolean pausesThenClaims(boolean first, long failedNanos) {
         failedAtNanos = System.nanoTime();
+        if (first) {
+            pollerPauseEndsNanos = failedAtNanos + errorPause.toNanos();
+        }
         if (!signal.pause(errorPause)) {
             return false;
         }
-        return first || latestClaimStartNanos - leftUnclaimedSince <= 0;
-    }
-
-    /** What one worker's failed cycle left unclaimed, and since when (see pausesThenClaims). */
-    private static final class FailureMark {
-        private static final long NONE = Long.MIN_VALUE;
-        private long claimStartNanos = NONE;
-
-        void clear() {
-            claimStartNanos = NONE;
-        }
-
-        /** The claim that started at {@code nanos} failed: what it was to take is unclaimed since then. */
-        void claimFailed(long nanos) {
-            claimStartNanos = nanos;
-        }
-
-        /** Since the failed claim's start, or else (a batch gave its rows back when it failed) since {@code now}. */
-        long leftUnclaimedSince(long now) {
-            return claimStartNanos == NONE ? now : claimStartNanos;
-        }
+        return first || latestClaimStartNanos - failedNanos <= 0 && System.nanoTime() - pollerPauseEndsNanos >= 0;
     }
 
     /**
@@ -664,13 +657,12 @@ public final class DeliveryEngine implements AutoCloseable {
      * One cycle that cannot end the worker: the store and publisher calls inside handle runtime
      * exceptions, but an {@link Error} from an adapter would otherwise end the thread in silence.
      */
-    private Cycle deliverOnceSurviving(WakeReason reason, Stage stage, WakeSignal.News newsBefore, boolean continuing,
-                                       FailureMark failure) {
+    private Cycle deliverOnceSurviving(WakeReason reason, Stage stage, WakeSignal.News newsBefore, boolean continuing) {
         try {
             if (reason != null) {
                 listener.onWake(reason);
             }
-            Cycle cycle = deliverOnce(stage, newsBefore, continuing, failure);
+            Cycle cycle = deliverOnce(stage, newsBefore, continuing);
             recovered();
             return cycle;
         } catch (Throwable e) {
@@ -701,7 +693,7 @@ public final class DeliveryEngine implements AutoCloseable {
      * Claims a batch; without a stage publishes and records it here (the serial loop), with one hands it to
      * the stage and returns at once.
      */
-    private Cycle deliverOnce(Stage stage, WakeSignal.News newsBefore, boolean continuing, FailureMark failure) {
+    private Cycle deliverOnce(Stage stage, WakeSignal.News newsBefore, boolean continuing) {
         long started = System.nanoTime();
         latestClaimStartNanos = started;
         Instant claimStart = clock.instant();
@@ -712,7 +704,6 @@ public final class DeliveryEngine implements AutoCloseable {
             batch = store.claim(claimRequest);
         } catch (RuntimeException e) {
             listener.onError("claim", e);
-            failure.claimFailed(started);
             return Cycle.FAILED;
         } finally {
             WakeReason held = namedWakes.claimEnded(claimNumber, batch == null ? List.of() : batch.deliveries());
@@ -927,6 +918,7 @@ public final class DeliveryEngine implements AutoCloseable {
         private boolean closed;
         private volatile boolean idle = true;
         private volatile boolean pauseRequested;
+        private volatile long pauseRequestedAtNanos;
         private volatile WakeReason claimRequested;
 
         Stage(int depth) {
@@ -1046,7 +1038,13 @@ public final class DeliveryEngine implements AutoCloseable {
         }
 
         void requestPause() {
+            pauseRequestedAtNanos = System.nanoTime();
             pauseRequested = true;
+        }
+
+        /** When the stage's latest failed batch asked for a pause. */
+        long pauseRequestedAtNanos() {
+            return pauseRequestedAtNanos;
         }
 
         void requestClaim(WakeReason reason) {
