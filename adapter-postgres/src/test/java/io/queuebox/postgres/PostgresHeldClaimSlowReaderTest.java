@@ -37,9 +37,14 @@ class PostgresHeldClaimSlowReaderTest {
 
     private static final int ROWS = 30;
     private static final int PAYLOAD_BYTES = 900_000;
-    private static final Duration LEASE = Duration.ofSeconds(2);
-    /** What the slow relay reads every 100 ms: 27 MB at 2 MB/s take about 13 s, several leases. */
-    private static final int BYTES_PER_TICK = 200_000;
+    private static final Duration LEASE = Duration.ofSeconds(1);
+    /**
+     * What the slow relay reads every 100 ms: the rows, about 54 MB as sent (hex), take about 7 s at 8 MB/s, more than
+     * three leases and less than the ten after which a statement blocked sending counts as stalled. Fast enough that
+     * what the socket buffers still hold once PostgreSQL has sent the last row reaches the relay well within the
+     * lease: the transaction is idle from then on, and its idle timeout is the lease.
+     */
+    private static final int BYTES_PER_TICK = 800_000;
 
     private TestDatabase db;
     private PostgresOutboxSettings settings;
@@ -101,8 +106,8 @@ class PostgresHeldClaimSlowReaderTest {
                 otherClaims++;
                 TimeUnit.MILLISECONDS.sleep(200);
             }
-            assertThat(otherClaims).as("claims of the other relay").isGreaterThan(10);
             assertThat(claim).as("the slow relay's claim, still being read three leases on").isNotDone();
+            assertThat(otherClaims).as("claims of the other relay").isGreaterThan(10);
             ClaimBatch batch = claim.get(60, TimeUnit.SECONDS);
             assertThat(ids(batch)).as("rows of the slow relay's claim").hasSize(ROWS);
             assertThat(slow.markSent(batch.lease(), ids(batch))).as("the slow claim's outcome").isEqualTo(ROWS);
