@@ -470,8 +470,8 @@ public final class DeliveryEngine implements AutoCloseable {
                     if (!stage.awaitSlot()) {
                         break;
                     }
-                    long stageFailedNanos = stage.pauseRequestedAtNanos();
-                    if (stage.takePause()) {
+                    long stageFailedNanos = stage.takePause();
+                    if (stageFailedNanos != Stage.NO_PAUSE) {
                         // The stage's batch failed (or looked like an outage): pause as a serial worker would, and
                         // claim again by the same rule.
                         if (pausesThenClaims(first, stageFailedNanos)) {
@@ -1042,19 +1042,22 @@ public final class DeliveryEngine implements AutoCloseable {
             pauseRequested = true;
         }
 
-        /** When the stage's latest failed batch asked for a pause. */
-        long pauseRequestedAtNanos() {
-            return pauseRequestedAtNanos;
-        }
+
 
         void requestClaim(WakeReason reason) {
             claimRequested = reason;
         }
 
-        boolean takePause() {
-            boolean pause = pauseRequested;
+        /** What {@link #takePause} answers when no pause was asked for. */
+        static final long NO_PAUSE = Long.MIN_VALUE;
+
+        /** Takes the pause the stage asked for: when its failed batch asked, or {@link #NO_PAUSE}. */
+        long takePause() {
+            if (!pauseRequested) {
+                return NO_PAUSE;
+            }
             pauseRequested = false;
-            return pause;
+            return pauseRequestedAtNanos;
         }
 
         WakeReason takeClaimRequest() {

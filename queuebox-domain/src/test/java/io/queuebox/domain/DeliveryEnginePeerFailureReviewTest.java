@@ -2,6 +2,10 @@ package io.queuebox.domain;
 
 import static io.queuebox.domain.Fixtures.anEventFor;
 import static io.queuebox.domain.Fixtures.order;
+import static io.queuebox.domain.FailedPeerTiming.INTERVAL;
+import static io.queuebox.domain.FailedPeerTiming.WITHIN;
+import static io.queuebox.domain.FailedPeerTiming.worker;
+import static io.queuebox.domain.FailedPeerTiming.workers;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
@@ -28,11 +32,6 @@ import org.junit.jupiter.api.Test;
  */
 class DeliveryEnginePeerFailureReviewTest {
 
-    /** 16 intervals is the 2 s cap of the held-elsewhere back-off; the error pause is one interval. */
-    private static final Duration INTERVAL = Duration.ofMillis(125);
-    /** Far below the stretched poll (2 s), far above the error pause (125 ms) plus a claim. */
-    private static final Duration WITHIN = Duration.ofMillis(1_000);
-
     private final FakeOutboxStore fake = new FakeOutboxStore(Clock.systemUTC());
     private final FakePublisher publisher = new FakePublisher();
     private final RecordingListener listener = new RecordingListener();
@@ -46,12 +45,11 @@ class DeliveryEnginePeerFailureReviewTest {
     }
 
     private static DeliverySettings.Builder twoWorkers() {
-        return DeliverySettings.builder().workers(2).pipelineDepth(1).wakeInterval(INTERVAL)
-                .retryPolicy(EngineHarness.QUICK_RETRIES).purgeEnabled(false).shutdownDeadline(Duration.ofSeconds(1));
+        return workers(2);
     }
 
     private static boolean onWorker(int index) {
-        return Thread.currentThread().getName().equals("queuebox-worker-" + index);
+        return worker() == index;
     }
 
     /** Counts claims that came back held elsewhere; gates worker 1's claims while asked to. */
