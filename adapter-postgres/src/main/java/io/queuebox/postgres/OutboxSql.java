@@ -141,6 +141,18 @@ final class OutboxSql {
     private static final String HOLDS_FOR = "(SELECT " + HOLD_FOR + ") IS NOT NULL";
 
     /**
+     * How many of its leases a held claim's statement may run while PostgreSQL, at that moment, is blocked sending it
+     * rows (ClientWrite) before the other claims end it. state_change is the statement's start, so this counts the
+     * statement's whole run, not the time blocked: a relay that reads slowly but steadily (a starved JVM on an
+     * overloaded host) runs past one lease alive, and ending it made its rows be claimed and published again (the
+     * scale-out bench with four relays on two cores: 3 sessions ended, 1,322 events delivered twice;
+     * PostgresHeldClaimSlowReaderTest). A relay that stopped reading is ended by tcp_user_timeout after one lease
+     * (Linux); this bounds it where the server ignores tcp_user_timeout. A stall in the middle of a statement's
+     * messages (ClientRead) begins when the statement does, and is ended after one lease.
+     */
+    static final int STALLED_SENDING_LEASES = 10;
+
+    /**
      * Ends the sessions of held claims that have waited on their relay in the middle of a statement for longer than
      * their own lease: active, waiting to read the rest of a statement (its Parse came, its Sync did not: a network
      * that failed mid-statement while something still acknowledges) or, for {@link #STALLED_SENDING_LEASES} leases
@@ -153,18 +165,6 @@ final class OutboxSql {
      * must never fail for it. pg_locks is read only for a session that matched the rest (a scalar subquery is
      * never made a join); pg_stat_activity costs about 25 microseconds with 100 connections.
      */
-    /**
-     * How many of its leases a held claim's statement may run while PostgreSQL, at that moment, is blocked sending it
-     * rows (ClientWrite) before the other claims end it. state_change is the statement's start, so this counts the
-     * statement's whole run, not the time blocked: a relay that reads slowly but steadily (a starved JVM on an
-     * overloaded host) runs past one lease alive, and ending it made its rows be claimed and published again (the
-     * scale-out bench with four relays on two cores: 3 sessions ended, 1,322 events delivered twice;
-     * PostgresHeldClaimSlowReaderTest). A relay that stopped reading is ended by tcp_user_timeout after one lease
-     * (Linux); this bounds it where the server ignores tcp_user_timeout. A stall in the middle of a statement's
-     * messages (ClientRead) begins when the statement does, and is ended after one lease.
-     */
-    static final int STALLED_SENDING_LEASES = 10;
-
     private static final String ENDS_STALLED = "(SELECT count(pg_terminate_backend(a.pid)) FROM pg_stat_activity a"
             // A transaction reads pg_stat_activity's states once and keeps them, while wait events are read live: a
             // later round of a claim saw a session active since a lease ago, now idle in transaction and so waiting on
