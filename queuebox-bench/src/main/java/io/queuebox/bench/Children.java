@@ -100,9 +100,9 @@ final class Children {
         });
         List<Child> children = new ArrayList<>();
         try {
+            List<String> options = new ArrayList<>(List.of("-Xmx256m"));
+            options.addAll(jvmOptions);
             for (int i = 0; i < processes; i++) {
-                List<String> options = new ArrayList<>(List.of("-Xmx256m"));
-                options.addAll(jvmOptions);
                 children.add(Child.start(db, brokers, "rabbitmq", 2, 500, true, 0, options));
             }
             long go = System.nanoTime();
@@ -249,11 +249,11 @@ final class Children {
     private Settling settle(List<Child> children, Object progress, AtomicInteger consumed, int consumedSoFar,
                             int aggregates, int maxSeconds) throws Exception {
         List<Double> shares = new ArrayList<>();
-        long start = System.nanoTime();
-        long rows = 0;
         if (maxSeconds <= 0) {
             return new Settling(0, 0, shares, false);
         }
+        long start = System.nanoTime();
+        long rows = 0;
         int roundRows = Math.max(1, consumedSoFar);
         List<Map<String, Object>> previous = marks(children);
         boolean settled = false;

@@ -477,11 +477,9 @@ public final class DeliveryEngine implements AutoCloseable {
                         if (pausesThenClaims(first, stageFailedNanos)) {
                             reason = WakeReason.INTERVAL;
                             seen = signal.wakes();
-                        } else if (signal.isShutdown()) {
-                            break;
                         } else {
-                            WakeSignal.Woken woken = signal.await(seen, idleWait(), planner, stage::idle);
-                            if (woken.reason() == WakeReason.SHUTDOWN) {
+                            WakeSignal.Woken woken = signal.isShutdown() ? null : awaitIdle(first, seen, planner, stage);
+                            if (woken == null) {
                                 break;
                             }
                             reason = woken.reason();
@@ -528,12 +526,8 @@ public final class DeliveryEngine implements AutoCloseable {
                 } else if (cycle == Cycle.FAILED && signal.isShutdown()) {
                     break;
                 } else {
-                    if (first) {
-                        pollerWaiting = true;
-                    }
-                    WakeSignal.Woken woken = stage == null ? signal.await(seen, idleWait(), planner)
-                            : signal.await(seen, idleWait(), planner, stage::idle);
-                    if (woken.reason() == WakeReason.SHUTDOWN) {
+                    WakeSignal.Woken woken = awaitIdle(first, seen, planner, stage);
+                    if (woken == null) {
                         break;
                     }
                     reason = woken.reason();
@@ -543,6 +537,16 @@ public final class DeliveryEngine implements AutoCloseable {
         } finally {
             finished.countDown();
         }
+    }
+
+    /** Waits as an idle worker does for its next claim; null once shutdown ended the wait. */
+    private WakeSignal.Woken awaitIdle(boolean first, long seen, WakeSignal.Planner planner, Stage stage) {
+        if (first) {
+            pollerWaiting = true;
+        }
+        WakeSignal.Woken woken = stage == null ? signal.await(seen, idleWait(), planner)
+                : signal.await(seen, idleWait(), planner, stage::idle);
+        return woken.reason() == WakeReason.SHUTDOWN ? null : woken;
     }
 
     /**
@@ -917,8 +921,8 @@ public final class DeliveryEngine implements AutoCloseable {
         private boolean publishing;
         private boolean closed;
         private volatile boolean idle = true;
-        private volatile boolean pauseRequested;
-        private volatile long pauseRequestedAtNanos;
+        /** When the stage's latest failed batch asked for a pause not yet taken, or NO_PAUSE. */
+        private volatile long pauseRequestedAtNanos = NO_PAUSE;
         private volatile WakeReason claimRequested;
 
         Stage(int depth) {
@@ -1039,10 +1043,7 @@ public final class DeliveryEngine implements AutoCloseable {
 
         void requestPause() {
             pauseRequestedAtNanos = System.nanoTime();
-            pauseRequested = true;
         }
-
-
 
         void requestClaim(WakeReason reason) {
             claimRequested = reason;
@@ -1053,11 +1054,9 @@ public final class DeliveryEngine implements AutoCloseable {
 
         /** Takes the pause the stage asked for: when its failed batch asked, or {@link #NO_PAUSE}. */
         long takePause() {
-            if (!pauseRequested) {
-                return NO_PAUSE;
-            }
-            pauseRequested = false;
-            return pauseRequestedAtNanos;
+            long requested = pauseRequestedAtNanos;
+            pauseRequestedAtNanos = NO_PAUSE;
+            return requested;
         }
 
         WakeReason takeClaimRequest() {
@@ -1067,12 +1066,12 @@ public final class DeliveryEngine implements AutoCloseable {
         }
 
         boolean wantsClaim() {
-            return pauseRequested || claimRequested != null;
+            return pauseRequestedAtNanos != NO_PAUSE || claimRequested != null;
         }
 
         WakeReason wantedReason() {
             WakeReason reason = claimRequested;
-            return pauseRequested || reason == null ? WakeReason.INTERVAL : reason;
+            return pauseRequestedAtNanos != NO_PAUSE || reason == null ? WakeReason.INTERVAL : reason;
         }
     }
 

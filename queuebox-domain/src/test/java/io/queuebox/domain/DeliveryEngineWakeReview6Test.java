@@ -78,16 +78,8 @@ class DeliveryEngineWakeReview6Test {
     @ValueSource(ints = {1, 2})
     void anOutageCostsOneClaimPerPauseWhateverTheWorkers(int depth) {
         Failing store = new Failing(fake, 60);
-        Duration interval = Duration.ofMillis(300); // the error pause too (below 1 s)
-        engines.start(DeliveryEngine.builder(), store, publisher, listener,
-                EngineHarness.oneWorker(depth, interval).workers(3));
-        await().atMost(Duration.ofSeconds(10)).until(() -> fake.claimCalls.get() >= 3);
-        EngineHarness.pause(400);
-        long outageStart = System.nanoTime();
-        store.outage.set(true);
-        EngineHarness.pause(3_000);
+        long outageMillis = runThroughAnOutage(store, listener, depth);
         int failed = store.failedClaims.get();
-        long outageMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - outageStart);
         // Worker 1 alone: one claim per 300 ms pause plus 60 ms failing: about 8 in 3 s; allow 12, that is 4 a second
         // of the outage as measured (the test's 3 s pause overruns on a loaded machine: it counts the claims of the
         // time that actually passed). Each peer that claims once per pause too adds another 8 in 3 s.
@@ -95,6 +87,21 @@ class DeliveryEngineWakeReview6Test {
         assertThat(failed).as("failed claims in %d ms of outage, error pause 300 ms, claims failing after 60 ms,"
                         + " 3 workers, by thread %s", outageMillis, new java.util.TreeMap<>(store.failedBy))
                 .isLessThanOrEqualTo((int) allowed);
+    }
+
+    /**
+     * Starts 3 workers at {@code depth} polling every 300 ms (the error pause too, below 1 s), then fails every claim
+     * of {@code store} for 3 s; answers how long the outage actually lasted, in ms.
+     */
+    private long runThroughAnOutage(Failing store, io.queuebox.ports.DeliveryListener listener, int depth) {
+        engines.start(DeliveryEngine.builder(), store, publisher, listener,
+                EngineHarness.oneWorker(depth, Duration.ofMillis(300)).workers(3));
+        await().atMost(Duration.ofSeconds(10)).until(() -> fake.claimCalls.get() >= 3);
+        EngineHarness.pause(400);
+        long outageStart = System.nanoTime();
+        store.outage.set(true);
+        EngineHarness.pause(3_000);
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - outageStart);
     }
 
     /**
@@ -109,7 +116,6 @@ class DeliveryEngineWakeReview6Test {
     @ValueSource(ints = {1, 2})
     void anOutageCostsOneClaimPerPauseAfterWorkerOneWasLateOnce(int depth) {
         Failing store = new Failing(fake, 60);
-        Duration interval = Duration.ofMillis(300); // the error pause too (below 1 s)
         AtomicInteger lateWakes = new AtomicInteger();
         io.queuebox.ports.DeliveryListener lateOnce = new io.queuebox.ports.DeliveryListener() {
             @Override
@@ -120,15 +126,8 @@ class DeliveryEngineWakeReview6Test {
                 }
             }
         };
-        engines.start(DeliveryEngine.builder(), store, publisher, lateOnce,
-                EngineHarness.oneWorker(depth, interval).workers(3));
-        await().atMost(Duration.ofSeconds(10)).until(() -> fake.claimCalls.get() >= 3);
-        EngineHarness.pause(400);
-        long outageStart = System.nanoTime();
-        store.outage.set(true);
-        EngineHarness.pause(3_000);
+        long outageMillis = runThroughAnOutage(store, lateOnce, depth);
         int failed = store.failedClaims.get();
-        long outageMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - outageStart);
         assertThat(lateWakes.get()).as("worker 1 was late once").isPositive();
         long allowed = Math.max(12, outageMillis * 12 / 3_000);
         assertThat(failed).as("failed claims in %d ms of outage, error pause 300 ms, claims failing after 60 ms,"
