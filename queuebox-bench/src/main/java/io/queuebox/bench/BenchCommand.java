@@ -126,6 +126,11 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--inbox-threads", defaultValue = "4", description = "Consumer threads of the inbox-overhead runs (default ${DEFAULT-VALUE}).")
     int inboxThreads;
 
+    @Option(names = "--latency-modes", split = ",", description = "Relay cells of the latency workload to run: polling,"
+            + " capture, notify, after-commit, capture-pipelined, after-commit-pipelined, polling-1s (default all; the"
+            + " peers run unless --no-peers).")
+    List<String> latencyModes;
+
     @Option(names = "--only", split = ",", description = "Workloads to run: drain, matrix, latency, peers, backlog, scale, inbox (default all).")
     List<String> only;
 
@@ -149,6 +154,13 @@ public final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         BenchDatabase.validateName(pgDatabase);
+        if (latencyModes != null) {
+            for (String mode : latencyModes) {
+                if (!LATENCY_MODES.contains(mode)) {
+                    throw new IllegalArgumentException("--latency-modes: " + mode + " is not one of " + LATENCY_MODES);
+                }
+            }
+        }
         // The figures go to standard output; the services' own INFO logs (the in-process broker's) would bury them.
         io.queuebox.bootstrap.internal.Logging.configure("text", "WARN");
         if (org.slf4j.LoggerFactory.getILoggerFactory() instanceof ch.qos.logback.classic.LoggerContext context) {
@@ -261,16 +273,22 @@ public final class BenchCommand implements Callable<Integer> {
                 Duration measure = Duration.ofSeconds(steadySeconds);
                 for (int rep = 1; rep <= reps; rep++) {
                     Duration idleOnce = rep == 1 ? idle : null;
-                    modes.add(rep(rep, latency.run("polling", Duration.ofMillis(100), rates, idleOnce, warmup, measure)));
+                    if (latencyRuns("polling")) {
+                        modes.add(rep(rep, latency.run("polling", Duration.ofMillis(100), rates, idleOnce, warmup, measure)));
+                    }
                     if (!smoke) {
-                        modes.add(rep(rep, latency.run("capture", Latency.RECONCILIATION, rates, idleOnce, warmup, measure)));
-                        modes.add(rep(rep, latency.run("notify", Latency.RECONCILIATION, rates, idleOnce, warmup, measure)));
-                        modes.add(rep(rep, latency.run("after-commit", Latency.RECONCILIATION, rates, idleOnce, warmup, measure)));
+                        for (String mode : List.of("capture", "notify", "after-commit")) {
+                            if (latencyRuns(mode)) {
+                                modes.add(rep(rep, latency.run(mode, Latency.RECONCILIATION, rates, idleOnce, warmup, measure)));
+                            }
+                        }
                         // Pipelined workers beside the serial default, in the same repetition.
-                        modes.add(rep(rep, latency.run("capture", Latency.RECONCILIATION, rates, null, warmup, measure,
-                                Drain.PIPELINED)));
-                        modes.add(rep(rep, latency.run("after-commit", Latency.RECONCILIATION, rates, null, warmup, measure,
-                                Drain.PIPELINED)));
+                        for (String mode : List.of("capture", "after-commit")) {
+                            if (latencyRuns(mode + "-pipelined")) {
+                                modes.add(rep(rep, latency.run(mode, Latency.RECONCILIATION, rates, null, warmup, measure,
+                                        Drain.PIPELINED)));
+                            }
+                        }
                         if (!noPeers) {
                             modes.add(rep(rep, debezium.run(peerRates, warmup, measure)));
                         }
@@ -279,7 +297,7 @@ public final class BenchCommand implements Callable<Integer> {
                         modes.add(rep(rep, gruelbox.latency(gruelboxThreads, peerRates, warmup, measure)));
                     }
                 }
-                if (!smoke) {
+                if (!smoke && latencyRuns("polling-1s")) {
                     modes.add(rep(1, latency.run("polling", Duration.ofSeconds(1), rates, idle, warmup, measure)));
                 }
                 results.put("latency", modes);
@@ -358,6 +376,13 @@ public final class BenchCommand implements Callable<Integer> {
 
     private boolean runs(String workload) {
         return only == null || only.contains(workload);
+    }
+
+    static final List<String> LATENCY_MODES = List.of("polling", "capture", "notify", "after-commit", "capture-pipelined",
+            "after-commit-pipelined", "polling-1s");
+
+    private boolean latencyRuns(String mode) {
+        return latencyModes == null || latencyModes.contains(mode);
     }
 
     private Map<String, Run> brokerCeilings(Drain drain, List<String> brokerNames, int n) throws Exception {

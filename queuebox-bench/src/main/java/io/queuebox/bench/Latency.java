@@ -130,6 +130,7 @@ final class Latency {
                 java.util.function.Consumer<UUID> afterCommit = mode.equals("after-commit") ? relay::wakeFor : id -> { };
                 long claims0 = relay.claims.get();
                 long empty0 = relay.emptyClaims.get();
+                Map<String, long[]> byReason0 = relay.claimsByReason();
                 CaptureSupervisor capture = supervisor;
                 // Asked when events are still unseen at the end of the 10 s window: where they are.
                 java.util.function.Supplier<String> diagnostic = () -> db.outboxState()
@@ -147,7 +148,16 @@ final class Latency {
                 row.put("claims", claims);
                 row.put("emptyClaims", empty);
                 row.put("emptyClaimsPercent", claims == 0 ? null : round(100.0 * empty / claims, 1));
-                out.printf("      claims %d, empty %d (%.1f %%)%n", claims, empty, claims == 0 ? 0.0 : 100.0 * empty / claims);
+                Map<String, String> byReason = new java.util.TreeMap<>();
+                relay.claimsByReason().forEach((reason, counts) -> {
+                    long[] before = byReason0.getOrDefault(reason, new long[2]);
+                    if (counts[0] > before[0]) {
+                        byReason.put(reason, (counts[0] - before[0]) + " claims, " + (counts[1] - before[1]) + " empty");
+                    }
+                });
+                row.put("claimsByWakeReason", byReason);
+                out.printf("      claims %d, empty %d (%.1f %%); by wake-up: %s%n", claims, empty,
+                        claims == 0 ? 0.0 : 100.0 * empty / claims, byReason);
                 steady.add(row);
             }
             result.put("steady", steady);

@@ -41,6 +41,13 @@ final class Relay implements AutoCloseable {
     final AtomicLong claimNanos = new AtomicLong();
     final AtomicLong publishNanos = new AtomicLong();
     final AtomicReference<String> lastError = new AtomicReference<>();
+    /**
+     * Claims and empty claims by the wake-up that started them: the reason a worker woke for, or "continuing" for a
+     * claim straight after the worker's own batch (the engine reports no wake-up then). Tells which path makes the
+     * empty claims of a steady rate.
+     */
+    final java.util.concurrent.ConcurrentHashMap<String, AtomicLong[]> claimsByReason = new java.util.concurrent.ConcurrentHashMap<>();
+    private final ThreadLocal<String> lastReason = new ThreadLocal<>();
     private final DeliveryEngine engine;
     private final Object progress = new Object();
 
@@ -55,7 +62,20 @@ final class Relay implements AutoCloseable {
             }
 
             @Override
+            public void onWake(io.queuebox.ports.WakeReason reason) {
+                lastReason.set(reason.name());
+            }
+
+            @Override
             public void onClaimed(int rows, Duration elapsed) {
+                String reason = lastReason.get();
+                lastReason.remove();
+                AtomicLong[] counts = claimsByReason.computeIfAbsent(reason == null ? "continuing" : reason,
+                        r -> new AtomicLong[] {new AtomicLong(), new AtomicLong()});
+                counts[0].incrementAndGet();
+                if (rows == 0) {
+                    counts[1].incrementAndGet();
+                }
                 claims.incrementAndGet();
                 claimNanos.addAndGet(elapsed.toNanos());
                 if (rows == 0) {
@@ -132,6 +152,13 @@ final class Relay implements AutoCloseable {
             }
         }
         return true;
+    }
+
+    /** Claims and empty claims per wake reason so far, as "REASON claims/empty". */
+    java.util.Map<String, long[]> claimsByReason() {
+        java.util.Map<String, long[]> copy = new java.util.TreeMap<>();
+        claimsByReason.forEach((reason, counts) -> copy.put(reason, new long[] {counts[0].get(), counts[1].get()}));
+        return copy;
     }
 
     @Override
