@@ -502,16 +502,21 @@ public final class DeliveryEngine implements AutoCloseable {
                 if (signal.isShutdown()) {
                     break;
                 }
-                if ((cycle == Cycle.PARTIAL || cycle == Cycle.HOLDING) && newsWorthALook(newsBefore)) {
+                // Serial, a peer's claim that started after a row was named looks for it as this worker would: the
+                // row is held for that claim instead of a second look beside it (see NamedWakes.unclaimedNewsAfter).
+                boolean leavesToClaimsUnderWay = stage == null && settings.workers() > 1;
+                if ((cycle == Cycle.PARTIAL || cycle == Cycle.HOLDING) && newsWorthALook(newsBefore, leavesToClaimsUnderWay)) {
                     // A wake-up came while this batch was out; the idle worker that took it may have found the
                     // new row held back by this very batch, so look again now that its outcome is written.
                     reason = signal.newsReason();
                     seen = signal.wakes();
+                    claimsForPendingTicket(stage);
                 } else if (cycle == Cycle.HOLDING) {
                     // The store saw a row this batch held back: claimable now, and maybe nobody else will look (two
                     // claims at once can each leave it out, and its wake-up came before either started).
                     reason = WakeReason.HELD_BACK;
                     seen = signal.wakes();
+                    claimsForPendingTicket(stage);
                 } else if (cycle == Cycle.FULL) {
                     reason = WakeReason.FULL_BATCH;
                     seen = signal.wakes();
@@ -526,7 +531,16 @@ public final class DeliveryEngine implements AutoCloseable {
                 } else if (cycle == Cycle.FAILED && signal.isShutdown()) {
                     break;
                 } else {
+                    if (namedWakes.holding()) {
+                        watchSignal.wake(WakeReason.DEADLINE); // it ends the holding if the claim has not returned by the limit
+                    }
                     WakeSignal.Woken woken = awaitIdle(first, seen, planner, stage);
+                    // A ticket that only named news offered, whose rows claims of this engine have all taken since
+                    // (a claim under way when the news came, or a busy worker's second look): its claim could only
+                    // come back empty.
+                    while (woken != null && woken.namedNewsOnly() && namedWakes.everyNamedRowClaimed()) {
+                        woken = awaitIdle(first, woken.wakesSeen(), planner, stage);
+                    }
                     if (woken == null) {
                         break;
                     }
@@ -536,6 +550,16 @@ public final class DeliveryEngine implements AutoCloseable {
             }
         } finally {
             finished.countDown();
+        }
+    }
+
+    /**
+     * A serial worker claims again at once after its batch: that claim covers the news of a ticket still waiting for
+     * an idle worker (every worker was busy when it came), which would otherwise start a claim for rows this one takes.
+     */
+    private void claimsForPendingTicket(Stage stage) {
+        if (stage == null) {
+            signal.takeTicket();
         }
     }
 
@@ -578,9 +602,18 @@ public final class DeliveryEngine implements AutoCloseable {
      * worker should look again: news that named no row, or a named row no claim of this engine has taken since.
      */
     private boolean newsWorthALook(WakeSignal.News before) {
+        return newsWorthALook(before, false);
+    }
+
+    /**
+     * {@link #newsWorthALook(WakeSignal.News)}; with {@code leavesToClaimsUnderWay}, a named row that a claim started
+     * after its news is still looking for is held for that claim instead ({@link NamedWakes#unclaimedNewsAfter(long,
+     * boolean)}).
+     */
+    private boolean newsWorthALook(WakeSignal.News before, boolean leavesToClaimsUnderWay) {
         WakeSignal.News now = signal.newsSoFar();
-        return now.all() != before.all()
-                && (now.unnamed() != before.unnamed() || namedWakes.unclaimedNewsAfter(before.all()));
+        return now.all() != before.all() && (now.unnamed() != before.unnamed()
+                || namedWakes.unclaimedNewsAfter(before.all(), leavesToClaimsUnderWay));
     }
 
     /**

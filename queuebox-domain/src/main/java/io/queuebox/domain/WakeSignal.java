@@ -21,6 +21,9 @@ final class WakeSignal {
     private WakeReason lastReason = WakeReason.EXTERNAL;
     private boolean ticket;
     private WakeReason ticketReason = WakeReason.EXTERNAL;
+    // Whether every offer the pending ticket coalesces was news naming rows the caller tracks ({@link #wakeOne(WakeReason,
+    // boolean)} with named): its claim is needed only while one of those rows is unclaimed.
+    private boolean ticketNamedOnly;
     private long news;
     private long unnamedNews;
     private long scheduleVersion;
@@ -32,8 +35,14 @@ final class WakeSignal {
         WakeSchedule.Wake plan(Duration intervalLeft);
     }
 
-    /** Why a wait ended, and the wake-up count the waiter has now seen. */
-    record Woken(WakeReason reason, long wakesSeen) {
+    /**
+     * Why a wait ended, and the wake-up count the waiter has now seen; {@code namedNewsOnly}: it ended by taking a
+     * ticket that only news naming rows had offered (no poll, deadline, full batch or unnamed news in it).
+     */
+    record Woken(WakeReason reason, long wakesSeen, boolean namedNewsOnly) {
+        Woken(WakeReason reason, long wakesSeen) {
+            this(reason, wakesSeen, false);
+        }
     }
 
     void wake(WakeReason reason) {
@@ -69,7 +78,7 @@ final class WakeSignal {
                 if (!named) {
                     unnamedNews++;
                 }
-                offerTicket(reason);
+                offerTicket(reason, named);
             }
             return news;
         } finally {
@@ -86,7 +95,7 @@ final class WakeSignal {
         lock.lock();
         try {
             if (!shutdown) {
-                offerTicket(reason);
+                offerTicket(reason, false);
             }
         } finally {
             lock.unlock();
@@ -94,7 +103,8 @@ final class WakeSignal {
     }
 
     /** Under the lock: the first waiter to look takes the ticket. */
-    private void offerTicket(WakeReason reason) {
+    private void offerTicket(WakeReason reason, boolean namedNews) {
+        ticketNamedOnly = (!ticket || ticketNamedOnly) && namedNews;
         ticket = true;
         ticketReason = reason;
         // All waiters look (one of them may be pausing after an error and ignore it); one takes it.
@@ -206,7 +216,7 @@ final class WakeSignal {
                 }
                 if (ticket && takesTickets.getAsBoolean()) {
                     ticket = false;
-                    return new Woken(ticketReason, wakes);
+                    return new Woken(ticketReason, wakes, ticketNamedOnly);
                 }
                 WakeSchedule.Wake wake = planner.plan(Duration.ofNanos(Math.max(0, intervalLeft)));
                 long delay = wake.delay().toNanos();
