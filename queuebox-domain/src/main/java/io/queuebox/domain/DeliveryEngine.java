@@ -267,7 +267,8 @@ public final class DeliveryEngine implements AutoCloseable {
      * them, so nothing waits for it. The log and the database's notifications report a commit after it happened,
      * when a claim that takes its rows may be under way: the wake-up waits for that claim.
      * A worker whose batch was in flight meanwhile looks again after it only while a row named here is still
-     * unclaimed (its own batch may have held it back), not once an idle worker took it.
+     * unclaimed (its own batch may have held it back), not once an idle worker took it, nor, serial, while a claim
+     * that started after the row was named is still looking for it (the row is held for that claim).
      */
     public void wakeFor(WakeReason reason, Collection<UUID> eventIds) {
         Objects.requireNonNull(reason, "reason");

@@ -19,7 +19,9 @@ import java.util.UUID;
  * second claimer would find it locked. A held row is settled by the first claim that started after it was
  * named, or when no claim is under way any more, and wakes the engine then if no claim took it. A claim
  * that does not return within {@link #HOLD_LIMIT} stops holding: {@link #expireHeld} turns what it held into
- * one wake-up, so one worker's hung claim never keeps a row from the others.
+ * one wake-up, so one worker's hung claim never keeps a row from the others. A busy worker's second look after its
+ * batch holds rows the same way, for a peer's claim that started after they were named
+ * ({@link #unclaimedNewsAfter(long, boolean)}).
  */
 final class NamedWakes {
 
