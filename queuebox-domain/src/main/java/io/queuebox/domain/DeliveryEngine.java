@@ -461,6 +461,8 @@ public final class DeliveryEngine implements AutoCloseable {
             WakeReason reason = null;
             // Whether this claim follows the worker's own batch (full, or holding rows back) rather than a wait.
             boolean continuing = false;
+            // The news a serial second look is for (NamedWakes.secondLookStarted), else NO_SECOND_LOOK.
+            long secondLookAfter = NO_SECOND_LOOK;
             boolean first = index == 1;
             while (!signal.isShutdown()) {
                 if (first) {
@@ -498,26 +500,29 @@ public final class DeliveryEngine implements AutoCloseable {
                     }
                 }
                 WakeSignal.News newsBefore = signal.newsSoFar();
-                Cycle cycle = deliverOnceSurviving(reason, stage, newsBefore, continuing);
+                Cycle cycle = deliverOnceSurviving(reason, stage, newsBefore, continuing, secondLookAfter);
                 continuing = cycle == Cycle.FULL || cycle == Cycle.HOLDING;
                 if (signal.isShutdown()) {
                     break;
                 }
                 // Serial, a peer's claim that started after a row was named looks for it as this worker would: the
                 // row is held for that claim instead of a second look beside it (see NamedWakes.unclaimedNewsAfter).
-                boolean leavesToClaimsUnderWay = stage == null && settings.workers() > 1;
+                // Not after a batch that holds rows back: this worker claims again anyway.
+                boolean leavesToClaimsUnderWay = stage == null && settings.workers() > 1 && cycle == Cycle.PARTIAL;
+                secondLookAfter = NO_SECOND_LOOK;
                 if ((cycle == Cycle.PARTIAL || cycle == Cycle.HOLDING) && newsWorthALook(newsBefore, leavesToClaimsUnderWay)) {
                     // A wake-up came while this batch was out; the idle worker that took it may have found the
                     // new row held back by this very batch, so look again now that its outcome is written.
                     reason = signal.newsReason();
                     seen = signal.wakes();
-                    claimsForPendingTicket(stage);
+                    if (stage == null) {
+                        secondLookAfter = newsBefore.all();
+                    }
                 } else if (cycle == Cycle.HOLDING) {
                     // The store saw a row this batch held back: claimable now, and maybe nobody else will look (two
                     // claims at once can each leave it out, and its wake-up came before either started).
                     reason = WakeReason.HELD_BACK;
                     seen = signal.wakes();
-                    claimsForPendingTicket(stage);
                 } else if (cycle == Cycle.FULL) {
                     reason = WakeReason.FULL_BATCH;
                     seen = signal.wakes();
@@ -539,7 +544,7 @@ public final class DeliveryEngine implements AutoCloseable {
                     // A ticket that only named news offered, whose rows claims of this engine have all taken since
                     // (a claim under way when the news came, or a busy worker's second look): its claim could only
                     // come back empty.
-                    while (woken != null && woken.namedNewsOnly() && namedWakes.everyNamedRowClaimed()) {
+                    while (woken != null && woken.namedNewsOnly() && namedWakes.noNamedRowAwaitsAClaim()) {
                         woken = awaitIdle(first, woken.wakesSeen(), planner, stage);
                     }
                     if (woken == null) {
@@ -554,15 +559,9 @@ public final class DeliveryEngine implements AutoCloseable {
         }
     }
 
-    /**
-     * A serial worker claims again at once after its batch: that claim covers the news of a ticket still waiting for
-     * an idle worker (every worker was busy when it came), which would otherwise start a claim for rows this one takes.
-     */
-    private void claimsForPendingTicket(Stage stage) {
-        if (stage == null) {
-            signal.takeTicket();
-        }
-    }
+
+    /** No second look: a claim that holds no named row for itself (see NamedWakes.secondLookStarted). */
+    private static final long NO_SECOND_LOOK = -1;
 
     /** Waits as an idle worker does for its next claim; null once shutdown ended the wait. */
     private WakeSignal.Woken awaitIdle(boolean first, long seen, WakeSignal.Planner planner, Stage stage) {
@@ -695,12 +694,13 @@ public final class DeliveryEngine implements AutoCloseable {
      * One cycle that cannot end the worker: the store and publisher calls inside handle runtime
      * exceptions, but an {@link Error} from an adapter would otherwise end the thread in silence.
      */
-    private Cycle deliverOnceSurviving(WakeReason reason, Stage stage, WakeSignal.News newsBefore, boolean continuing) {
+    private Cycle deliverOnceSurviving(WakeReason reason, Stage stage, WakeSignal.News newsBefore, boolean continuing,
+                                       long secondLookAfter) {
         try {
             if (reason != null) {
                 listener.onWake(reason);
             }
-            Cycle cycle = deliverOnce(stage, newsBefore, continuing);
+            Cycle cycle = deliverOnce(stage, newsBefore, continuing, secondLookAfter);
             recovered();
             return cycle;
         } catch (Throwable e) {
@@ -731,13 +731,21 @@ public final class DeliveryEngine implements AutoCloseable {
      * Claims a batch; without a stage publishes and records it here (the serial loop), with one hands it to
      * the stage and returns at once.
      */
-    private Cycle deliverOnce(Stage stage, WakeSignal.News newsBefore, boolean continuing) {
+    private Cycle deliverOnce(Stage stage, WakeSignal.News newsBefore, boolean continuing, long secondLookAfter) {
         long started = System.nanoTime();
         latestClaimStartNanos = started;
         Instant claimStart = clock.instant();
         deadlines.reachedAt(claimStart);
         ClaimBatch batch = null;
-        long claimNumber = namedWakes.claimStarted();
+        long claimNumber;
+        if (secondLookAfter == NO_SECOND_LOOK) {
+            claimNumber = namedWakes.claimStarted();
+        } else {
+            claimNumber = namedWakes.secondLookStarted(secondLookAfter);
+            if (namedWakes.holding()) {
+                watchSignal.wake(WakeReason.DEADLINE); // it ends the holding if this claim has not returned by the limit
+            }
+        }
         try {
             batch = store.claim(claimRequest);
         } catch (RuntimeException e) {

@@ -170,11 +170,7 @@ final class NamedWakes {
             }
         }
         for (Map.Entry<UUID, Awaiting> entry : later) {
-            if (held.isEmpty()) {
-                heldSinceNanos = now;
-            }
-            held.putIfAbsent(entry.getKey(), entry.getValue().claimsBefore());
-            heldReason = entry.getValue().reason();
+            hold(entry.getKey(), entry.getValue().claimsBefore(), entry.getValue().reason(), now);
         }
         return false;
     }
@@ -190,11 +186,22 @@ final class NamedWakes {
     }
 
     /**
-     * Whether every row that named news woke the engine for was claimed here since, and none was given up on: a
-     * ticket that only such news offered then asks for a claim that can only come back empty.
+     * Whether every row that named news woke the engine for was claimed here since, or is held for a claim under way
+     * (within the hold limit, after which the claim watch wakes the engine for it), and none was given up on: a ticket
+     * that only such news offered then asks for a claim that can only come back empty, and a held row that the claim
+     * does not take wakes the engine itself when it is settled.
      */
-    synchronized boolean everyNamedRowClaimed() {
-        return awaitingClaim.isEmpty() && untrackedNews == 0;
+    synchronized boolean noNamedRowAwaitsAClaim() {
+        if (untrackedNews != 0) {
+            return false;
+        }
+        if (awaitingClaim.isEmpty()) {
+            return true;
+        }
+        if (held.isEmpty() || System.nanoTime() - heldSinceNanos >= holdLimitNanos) {
+            return false;
+        }
+        return held.keySet().containsAll(awaitingClaim.keySet());
     }
 
     /** Whether rows are held. */
@@ -231,6 +238,33 @@ final class NamedWakes {
     }
 
     /**
+     * A serial worker's second look after its batch starts ({@link #claimStarted()}), for news later than
+     * {@code news}: the rows that news named and no claim took are held for this claim, so that an idle worker that
+     * takes their ticket does not claim beside it ({@link #noNamedRowAwaitsAClaim}); this claim's end settles them,
+     * and should it not return within the hold limit the claim watch wakes the engine for them, so a hung second look
+     * keeps no row from the idle workers longer than that.
+     */
+    synchronized long secondLookStarted(long news) {
+        long number = claimStarted();
+        long now = System.nanoTime();
+        for (Map.Entry<UUID, Awaiting> entry : awaitingClaim.entrySet()) {
+            if (entry.getValue().news() > news) {
+                hold(entry.getKey(), number - 1, entry.getValue().reason(), now);
+            }
+        }
+        return number;
+    }
+
+    /** Holds {@code row} for the claims numbered after {@code claimsBefore}. */
+    private void hold(UUID row, long claimsBefore, WakeReason reason, long now) {
+        if (held.isEmpty()) {
+            heldSinceNanos = now;
+        }
+        held.putIfAbsent(row, claimsBefore);
+        heldReason = reason;
+    }
+
+    /**
      * Claim {@code number} returned {@code claimed} (empty when it failed): answers the reason to wake the
      * engine with when rows it settled are still unclaimed, else null. It settles the rows named before it
      * started (it looked at the table after their news), and all rows once no claim is under way.
@@ -243,7 +277,9 @@ final class NamedWakes {
         }
         if (!awaitingClaim.isEmpty()) {
             for (ClaimedDelivery delivery : claimed) {
-                awaitingClaim.remove(delivery.eventId());
+                if (awaitingClaim.remove(delivery.eventId()) != null) {
+                    recent.namedBeforeItsClaim(delivery.eventId());
+                }
             }
         }
         underWay.remove(number);
@@ -280,9 +316,18 @@ final class NamedWakes {
     /**
      * Released rows are due again: a wake-up naming one wakes the engine. Answers the reason to wake the engine
      * with when a wake-up about one of them was skipped while it was claimed (it would otherwise wait the
-     * interval), else null.
+     * interval), else null. Released rows that a wake-up named before their claim await a claim again.
      */
     synchronized WakeReason released(Collection<UUID> eventIds) {
-        return recent != null && recent.released(eventIds) ? skippedReason : null;
+        if (recent == null) {
+            return null;
+        }
+        List<UUID> named = new ArrayList<>();
+        boolean skipped = recent.released(eventIds, named);
+        for (UUID row : named) {
+            // Due again: a ticket its news left must not be skipped as if a claim had taken it (review of e0a07ec).
+            awaitingClaim.put(row, new Awaiting(UNNUMBERED, claimsStarted, WakeReason.EXTERNAL));
+        }
+        return skipped ? skippedReason : null;
     }
 }

@@ -13,7 +13,12 @@ import java.util.UUID;
  */
 final class RecentClaims {
 
-    private final Map<UUID, Boolean> ids; // id -> whether a wake-up naming it was skipped while it was claimed
+    private static final byte SKIPPED = 1;
+    private static final byte NAMED = 2;
+    private static final Byte NONE = 0;
+
+    // id -> SKIPPED: a wake-up naming it was skipped while it was claimed; NAMED: a wake-up named it before this claim
+    private final Map<UUID, Byte> ids;
 
     RecentClaims(int capacity) {
         if (capacity < 1) {
@@ -23,14 +28,19 @@ final class RecentClaims {
         // the bound up front: growing the table while claims run cost as much as filling it.
         this.ids = new LinkedHashMap<>((int) (capacity / 0.75f) + 2) {
             @Override
-            protected boolean removeEldestEntry(Map.Entry<UUID, Boolean> eldest) {
+            protected boolean removeEldestEntry(Map.Entry<UUID, Byte> eldest) {
                 return size() > capacity;
             }
         };
     }
 
     void claimed(UUID eventId) {
-        ids.putIfAbsent(eventId, Boolean.FALSE);
+        ids.putIfAbsent(eventId, NONE);
+    }
+
+    /** Marks a claimed row as one a wake-up named before its claim took it: its release makes it awaited again. */
+    void namedBeforeItsClaim(UUID eventId) {
+        ids.computeIfPresent(eventId, (id, flags) -> (byte) (flags | NAMED));
     }
 
     void claimed(Collection<UUID> eventIds) {
@@ -39,9 +49,23 @@ final class RecentClaims {
 
     /** Forgets released rows; answers whether a wake-up about one of them was skipped. */
     boolean released(Collection<UUID> eventIds) {
+        return released(eventIds, new java.util.ArrayList<>());
+    }
+
+    /**
+     * Forgets released rows, adding to {@code named} those a wake-up named before their claim; answers whether a
+     * wake-up about one of them was skipped.
+     */
+    boolean released(Collection<UUID> eventIds, Collection<UUID> named) {
         boolean skipped = false;
         for (UUID id : eventIds) {
-            skipped |= Boolean.TRUE.equals(ids.remove(id));
+            Byte flags = ids.remove(id);
+            if (flags != null) {
+                skipped |= (flags & SKIPPED) != 0;
+                if ((flags & NAMED) != 0) {
+                    named.add(id);
+                }
+            }
         }
         return skipped;
     }
@@ -52,6 +76,6 @@ final class RecentClaims {
 
     /** Answers whether the row is here, and marks it as one whose wake-up was skipped. */
     boolean skipWakeFor(UUID eventId) {
-        return ids.computeIfPresent(eventId, (id, skipped) -> Boolean.TRUE) != null;
+        return ids.computeIfPresent(eventId, (id, flags) -> (byte) (flags | SKIPPED)) != null;
     }
 }

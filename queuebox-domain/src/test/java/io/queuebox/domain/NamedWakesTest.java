@@ -203,4 +203,68 @@ class NamedWakesTest {
         assertThat(wakes.unclaimedNewsAfter(2)).as("a row never numbered, pushed out, counts as no later than news 2")
                 .isFalse();
     }
+
+    @Test
+    void aRowAPeersClaimStartedAfterItsNewsIsLookingForIsHeldForThatClaimInsteadOfASecondLook() {
+        namingStarted();
+        wakes.arrived(a, WakeReason.EXTERNAL, false);
+        wakes.numbered(List.of(a), 7);
+        long peers = wakes.claimStarted();
+
+        assertThat(wakes.unclaimedNewsAfter(6, true)).as("the peer's claim looks for a").isFalse();
+        assertThat(wakes.holding()).isTrue();
+        assertThat(wakes.claimEnded(peers, rows())).as("it came back without a: wake").isEqualTo(WakeReason.EXTERNAL);
+    }
+
+    @Test
+    void aClaimThatStartedBeforeTheNewsDoesNotStandInForASecondLook() {
+        namingStarted();
+        wakes.claimStarted(); // under way since before a was named
+        wakes.arrived(a, WakeReason.EXTERNAL, false);
+        wakes.numbered(List.of(a), 7);
+
+        assertThat(wakes.unclaimedNewsAfter(6, true)).isTrue();
+        assertThat(wakes.holding()).isFalse();
+    }
+
+    @Test
+    void aTicketForRowsAllClaimedOrHeldForASecondLookAsksForNoClaim() {
+        namingStarted();
+        wakes.claimEnded(wakes.claimStarted(), rows(c));
+        assertThat(wakes.noNamedRowAwaitsAClaim()).isTrue();
+        wakes.arrived(a, WakeReason.EXTERNAL, false);
+        wakes.numbered(List.of(a), 7);
+        assertThat(wakes.noNamedRowAwaitsAClaim()).as("a awaits its claim").isFalse();
+
+        long look = wakes.secondLookStarted(6);
+        assertThat(wakes.noNamedRowAwaitsAClaim()).as("a is held for the second look").isTrue();
+        assertThat(wakes.claimEnded(look, rows(a))).isNull();
+        assertThat(wakes.noNamedRowAwaitsAClaim()).isTrue();
+    }
+
+    @Test
+    void aHeldRowPastTheHoldLimitAwaitsAClaimAgain() {
+        NamedWakes quick = new NamedWakes(100, java.time.Duration.ofMillis(5));
+        quick.arrived(a, WakeReason.EXTERNAL, false);
+        quick.numbered(List.of(a), 7);
+        quick.secondLookStarted(6);
+        LockSupport.parkNanos(20_000_000);
+
+        assertThat(quick.noNamedRowAwaitsAClaim()).as("the second look hangs: idle workers claim").isFalse();
+    }
+
+    @Test
+    void aNamedRowReleasedAfterItsClaimAwaitsAClaimAgain() {
+        namingStarted();
+        wakes.arrived(a, WakeReason.EXTERNAL, false);
+        wakes.numbered(List.of(a), 7);
+        wakes.claimEnded(wakes.claimStarted(), rows(a, c));
+        assertThat(wakes.noNamedRowAwaitsAClaim()).isTrue();
+
+        wakes.released(List.of(a));
+
+        assertThat(wakes.noNamedRowAwaitsAClaim()).as("a is due again").isFalse();
+        wakes.claimEnded(wakes.claimStarted(), rows(a));
+        assertThat(wakes.noNamedRowAwaitsAClaim()).isTrue();
+    }
 }
