@@ -326,7 +326,9 @@ final class NamedWakes {
         boolean skipped = recent.released(eventIds, named);
         for (UUID row : named) {
             // Due again: a ticket its news left must not be skipped as if a claim had taken it (review of e0a07ec).
-            awaitingClaim.put(row, new Awaiting(UNNUMBERED, claimsStarted, WakeReason.EXTERNAL));
+            // As news 0, no later than any batch's: another relay may take the row, and then no second look should
+            // ever be made for it (DeliveryEngineNamedNewsReview2Test).
+            awaitingClaim.put(row, new Awaiting(0, claimsStarted, WakeReason.EXTERNAL));
         }
         return skipped ? skippedReason : null;
     }
