@@ -1,17 +1,12 @@
 package io.queuebox.domain;
 
-import static io.queuebox.domain.Fixtures.anEventFor;
 import static io.queuebox.domain.Fixtures.order;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.queuebox.ports.AggregateRef;
 import io.queuebox.ports.OutboxEvent;
-import io.queuebox.ports.PublishOutcome;
-import io.queuebox.ports.WakeReason;
-import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -28,66 +23,25 @@ class DeliveryEngineNamedNewsClaimsTest {
 
     private static final Duration SOON = EngineHarness.SOON;
 
-    private final FakeOutboxStore store = new FakeOutboxStore(Clock.systemUTC());
-    private final FakePublisher publisher = new FakePublisher();
-    private final RecordingListener listener = new RecordingListener();
-    private final EngineHarness engines = new EngineHarness();
-    private final CountDownLatch aPublishes = new CountDownLatch(1);
-    private final CountDownLatch bPublishes = new CountDownLatch(1);
-    /** When set, a claim waits for it before it looks at the rows, without holding the fake store's monitor. */
-    private volatile CountDownLatch lookGate;
-    private final java.util.concurrent.atomic.AtomicInteger claimsEntered = new java.util.concurrent.atomic.AtomicInteger();
-    private final ForwardingOutboxStore gated = new ForwardingOutboxStore(store) {
-        @Override
-        public io.queuebox.ports.ClaimBatch claim(io.queuebox.ports.ClaimRequest request) {
-            claimsEntered.incrementAndGet();
-            CountDownLatch gate = lookGate;
-            if (gate != null) {
-                EngineHarness.waitFor(gate, 5_000);
-            }
-            return super.claim(request);
-        }
-    };
+    private final NamedNewsRig rig = new NamedNewsRig();
+    private final FakeOutboxStore store = rig.store;
+    private final FakePublisher publisher = rig.publisher;
+    private final java.util.concurrent.atomic.AtomicInteger claimsEntered = rig.claimsEntered;
+    private final CountDownLatch aPublishes = rig.publishGate("a");
+    private final CountDownLatch bPublishes = rig.publishGate("b");
 
     @AfterEach
     void stopEngines() {
-        aPublishes.countDown();
-        bPublishes.countDown();
-        CountDownLatch gate = lookGate;
-        if (gate != null) {
-            gate.countDown();
-        }
-        CountDownLatch returnGate = store.claimReturnGate;
-        if (returnGate != null) {
-            returnGate.countDown();
-        }
-        engines.stopAll(publisher);
+        rig.close();
     }
 
     /** Two workers, a long interval; aggregate "a" publishes once {@link #aPublishes} opens, "b" once bPublishes does. */
     private DeliveryEngine started(DeliveryEngine.Builder builder) {
-        publisher.answer = delivery -> {
-            String aggregate = delivery.aggregate().id();
-            if (aggregate.equals("a")) {
-                EngineHarness.waitFor(aPublishes, 5_000);
-            } else if (aggregate.equals("b")) {
-                EngineHarness.waitFor(bPublishes, 5_000);
-            }
-            return PublishOutcome.acked(delivery.eventId());
-        };
-        DeliveryEngine engine = engines.start(builder, gated, publisher, listener,
-                EngineHarness.oneWorker(1, EngineHarness.LONG_INTERVAL).workers(2));
-        // Each worker's first claim at start finds the table empty; from then on only wake-ups start claims.
-        await().atMost(SOON).until(() -> store.claimCalls.get() >= 2);
-        EngineHarness.pause(200);
-        return engine;
+        return rig.started(builder, 2, 1);
     }
 
     private OutboxEvent committedAndNamed(DeliveryEngine engine, AggregateRef aggregate) {
-        OutboxEvent event = anEventFor(aggregate);
-        store.add(event);
-        engine.wakeFor(WakeReason.EXTERNAL, List.of(event.eventId()));
-        return event;
+        return rig.committedAndNamed(engine, aggregate);
     }
 
     /** Both workers publishing, one batch of "a" and one of "b". */
@@ -120,7 +74,8 @@ class DeliveryEngineNamedNewsClaimsTest {
         DeliveryEngine engine = started(DeliveryEngine.builder());
         committedAndNamed(engine, order("b"));
         await().atMost(SOON).until(() -> publisher.calls.get() == 1); // one worker publishing b
-        lookGate = new CountDownLatch(1);
+        CountDownLatch lookGate = rig.gate();
+        rig.nextClaimLooksLate.set(lookGate);
         int claims = store.claimCalls.get();
         int entered = claimsEntered.get();
         committedAndNamed(engine, order("d")); // the other worker claims; its claim looks at the rows once the gate opens

@@ -6,20 +6,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.queuebox.ports.AggregateRef;
-import io.queuebox.ports.ClaimBatch;
-import io.queuebox.ports.ClaimRequest;
-import io.queuebox.ports.LeaseToken;
 import io.queuebox.ports.OutboxEvent;
-import io.queuebox.ports.PublishOutcome;
 import io.queuebox.ports.WakeReason;
-import java.time.Clock;
 import java.time.Duration;
-import java.util.Collection;
 import java.util.List;
-import java.util.Map;
-import java.util.UUID;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -38,108 +28,40 @@ class DeliveryEngineNamedNewsReview2Test {
 
     private static final Duration SOON = EngineHarness.SOON;
 
-    private final FakeOutboxStore store = new FakeOutboxStore(Clock.systemUTC());
-    private final FakePublisher publisher = new FakePublisher();
-    private final RecordingListener listener = new RecordingListener();
-    private final EngineHarness engines = new EngineHarness();
-    private final List<CountDownLatch> gates = new CopyOnWriteArrayList<>();
-    /** Aggregates whose publish waits for their gate (until it opens, or 5 s). */
-    private final Map<String, CountDownLatch> publishGates = new ConcurrentHashMap<>();
-    /** The row the publisher answers NotAttempted the first time it sees it (the broker was not reached). */
-    private volatile UUID notReachedOnce;
-    private final AtomicBoolean notReachedAnswered = new AtomicBoolean();
-    /** A row that another relay claims the moment this engine releases it. */
-    private volatile UUID takenByAnotherRelayOnRelease;
-    private final AtomicBoolean takenByAnotherRelay = new AtomicBoolean();
-    private final AtomicInteger claimsEntered = new AtomicInteger();
-    private final AtomicInteger claimsLooked = new AtomicInteger();
-    /** The next claim to start waits for this before it looks at the rows (a stalled connection). */
-    private final AtomicReference<CountDownLatch> nextClaimLooksLate = new AtomicReference<>();
-    /** The next claim to start chooses its rows at once and waits for this before it returns (its answer is late). */
-    private final AtomicReference<CountDownLatch> nextClaimAnswersLate = new AtomicReference<>();
-    /** The next claim to start throws this without looking at the rows (the connection broke). */
-    private final AtomicReference<RuntimeException> nextClaimThrows = new AtomicReference<>();
-    private final ForwardingOutboxStore gated = new ForwardingOutboxStore(store) {
-        @Override
-        public ClaimBatch claim(ClaimRequest request) {
-            claimsEntered.incrementAndGet();
-            CountDownLatch look = nextClaimLooksLate.getAndSet(null);
-            CountDownLatch answer = nextClaimAnswersLate.getAndSet(null);
-            RuntimeException failure = nextClaimThrows.getAndSet(null);
-            if (look != null) {
-                EngineHarness.waitFor(look, 10_000);
-            }
-            if (failure != null) {
-                throw failure;
-            }
-            ClaimBatch batch = super.claim(request);
-            claimsLooked.incrementAndGet();
-            if (answer != null) {
-                EngineHarness.waitFor(answer, 10_000);
-            }
-            return batch;
-        }
-
-        @Override
-        public int release(LeaseToken lease, Collection<UUID> eventIds) {
-            int released = super.release(lease, eventIds);
-            UUID taken = takenByAnotherRelayOnRelease;
-            if (taken != null && eventIds.contains(taken)) {
-                store.stealLease(taken, Duration.ofMinutes(10)); // the other relay's claim takes it at once
-                takenByAnotherRelay.set(true);
-            }
-            return released;
-        }
-    };
+    private final NamedNewsRig rig = new NamedNewsRig();
+    private final FakeOutboxStore store = rig.store;
+    private final FakePublisher publisher = rig.publisher;
+    private final java.util.concurrent.atomic.AtomicInteger claimsEntered = rig.claimsEntered;
+    private final java.util.concurrent.atomic.AtomicInteger claimsLooked = rig.claimsLooked;
+    private final AtomicReference<CountDownLatch> nextClaimLooksLate = rig.nextClaimLooksLate;
+    private final AtomicReference<CountDownLatch> nextClaimAnswersLate = rig.nextClaimAnswersLate;
+    private final AtomicReference<RuntimeException> nextClaimThrows = rig.nextClaimThrows;
+    private final AtomicBoolean notReachedAnswered = rig.notReachedAnswered;
+    private final AtomicBoolean takenByAnotherRelay = rig.takenByAnotherRelay;
 
     @AfterEach
     void stopEngines() {
-        gates.forEach(CountDownLatch::countDown);
-        publishGates.values().forEach(CountDownLatch::countDown);
-        engines.stopAll(publisher);
+        rig.close();
     }
 
     private CountDownLatch gate() {
-        CountDownLatch gate = new CountDownLatch(1);
-        gates.add(gate);
-        return gate;
+        return rig.gate();
     }
 
-    /** {@code aggregate}'s publish waits for the latch answered (until it opens, or 5 s). */
     private CountDownLatch publishGate(String aggregate) {
-        CountDownLatch gate = new CountDownLatch(1);
-        publishGates.put(aggregate, gate);
-        return gate;
+        return rig.publishGate(aggregate);
     }
 
     private DeliveryEngine started(DeliveryEngine.Builder builder, int workers, int depth) {
-        publisher.answer = delivery -> {
-            CountDownLatch gate = publishGates.get(delivery.aggregate().id());
-            if (gate != null) {
-                EngineHarness.waitFor(gate, 5_000);
-            }
-            if (delivery.eventId().equals(notReachedOnce) && notReachedAnswered.compareAndSet(false, true)) {
-                return PublishOutcome.notAttempted(delivery.eventId(), "broker not reached");
-            }
-            return PublishOutcome.acked(delivery.eventId());
-        };
-        DeliveryEngine engine = engines.start(builder, gated, publisher, listener,
-                EngineHarness.oneWorker(depth, EngineHarness.LONG_INTERVAL).workers(workers));
-        // Each worker's first claim at start finds the table empty; from then on only wake-ups start claims.
-        await().atMost(SOON).until(() -> store.claimCalls.get() >= workers);
-        EngineHarness.pause(200);
-        return engine;
+        return rig.started(builder, workers, depth);
     }
 
     private OutboxEvent committedAndNamed(DeliveryEngine engine, AggregateRef aggregate) {
-        OutboxEvent event = anEventFor(aggregate);
-        store.add(event);
-        engine.wakeFor(WakeReason.EXTERNAL, List.of(event.eventId()));
-        return event;
+        return rig.committedAndNamed(engine, aggregate);
     }
 
     private boolean sent(OutboxEvent event) {
-        return store.row(event.eventId()).status == RowStatus.SENT;
+        return rig.sent(event);
     }
 
     // ------------------------------------------------------------------------------------------ cost
@@ -163,8 +85,8 @@ class DeliveryEngineNamedNewsReview2Test {
         DeliveryEngine engine = started(DeliveryEngine.builder(), 2, 1);
         OutboxEvent r = anEventFor(order("r"));
         OutboxEvent q = anEventFor(order("q"));
-        notReachedOnce = r.eventId();
-        takenByAnotherRelayOnRelease = r.eventId();
+        rig.notReachedOnce = r.eventId();
+        rig.takenByAnotherRelayOnRelease = r.eventId();
         store.add(r, q);
         engine.wakeFor(WakeReason.EXTERNAL, List.of(r.eventId(), q.eventId()));
         await().atMost(SOON).until(() -> sent(q) && takenByAnotherRelay.get());

@@ -1,21 +1,14 @@
 package io.queuebox.domain;
 
-import static io.queuebox.domain.Fixtures.anEventFor;
 import static io.queuebox.domain.Fixtures.order;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import io.queuebox.ports.AggregateRef;
 import io.queuebox.ports.ClaimBatch;
-import io.queuebox.ports.ClaimRequest;
 import io.queuebox.ports.OutboxEvent;
-import io.queuebox.ports.PublishOutcome;
 import io.queuebox.ports.WakeReason;
-import java.time.Clock;
 import java.time.Duration;
-import java.util.List;
-import java.util.UUID;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -35,87 +28,33 @@ class DeliveryEngineNamedNewsReviewTest {
 
     private static final Duration SOON = EngineHarness.SOON;
 
-    private final FakeOutboxStore store = new FakeOutboxStore(Clock.systemUTC());
-    private final FakePublisher publisher = new FakePublisher();
-    private final RecordingListener listener = new RecordingListener();
-    private final EngineHarness engines = new EngineHarness();
-    private final CountDownLatch aPublishes = new CountDownLatch(1);
-    private final CountDownLatch bPublishes = new CountDownLatch(1);
-    private final List<CountDownLatch> gates = new CopyOnWriteArrayList<>();
-    /** The row the publisher answers NotAttempted the first time it sees it (the broker was not reached). */
-    private volatile UUID notReachedOnce;
-    private final AtomicBoolean notReachedAnswered = new AtomicBoolean();
-    /** When set, the claim would report a batch with a row of "a" as holding back a later row (ClaimBatch holdsBack). */
-    private volatile boolean aHoldsBack;
-    private final AtomicInteger claimsEntered = new AtomicInteger();
-    private final AtomicInteger claimsLooked = new AtomicInteger();
-    /** The next claim to start waits for this before it looks at the rows (a stalled connection). */
-    private final AtomicReference<CountDownLatch> nextClaimLooksLate = new AtomicReference<>();
-    /** The next claim to start chooses its rows at once and waits for this before it returns (its answer is late). */
-    private final AtomicReference<CountDownLatch> nextClaimAnswersLate = new AtomicReference<>();
-    private final ForwardingOutboxStore gated = new ForwardingOutboxStore(store) {
-        @Override
-        public ClaimBatch claim(ClaimRequest request) {
-            claimsEntered.incrementAndGet();
-            CountDownLatch look = nextClaimLooksLate.getAndSet(null);
-            CountDownLatch answer = nextClaimAnswersLate.getAndSet(null);
-            if (look != null) {
-                EngineHarness.waitFor(look, 10_000);
-            }
-            ClaimBatch batch = super.claim(request);
-            claimsLooked.incrementAndGet();
-            if (answer != null) {
-                EngineHarness.waitFor(answer, 10_000);
-            }
-            if (aHoldsBack && batch.deliveries().stream().anyMatch(d -> d.aggregate().id().equals("a"))) {
-                aHoldsBack = false;
-                return new ClaimBatch(batch.lease(), batch.deliveries(), true);
-            }
-            return batch;
-        }
-    };
+    private final NamedNewsRig rig = new NamedNewsRig();
+    private final FakeOutboxStore store = rig.store;
+    private final FakePublisher publisher = rig.publisher;
+    private final java.util.concurrent.atomic.AtomicInteger claimsEntered = rig.claimsEntered;
+    private final java.util.concurrent.atomic.AtomicInteger claimsLooked = rig.claimsLooked;
+    private final AtomicReference<CountDownLatch> nextClaimLooksLate = rig.nextClaimLooksLate;
+    private final AtomicReference<CountDownLatch> nextClaimAnswersLate = rig.nextClaimAnswersLate;
+    private final AtomicBoolean notReachedAnswered = rig.notReachedAnswered;
+    private final CountDownLatch aPublishes = rig.publishGate("a");
+    private final CountDownLatch bPublishes = rig.publishGate("b");
 
     @AfterEach
     void stopEngines() {
-        aPublishes.countDown();
-        bPublishes.countDown();
-        gates.forEach(CountDownLatch::countDown);
-        engines.stopAll(publisher);
+        rig.close();
     }
 
     private CountDownLatch gate() {
-        CountDownLatch gate = new CountDownLatch(1);
-        gates.add(gate);
-        return gate;
+        return rig.gate();
     }
 
     /** Two workers at {@code depth}, a 30 s interval; "a" publishes once aPublishes opens, "b" once bPublishes does. */
     private DeliveryEngine started(DeliveryEngine.Builder builder, int depth) {
-        publisher.answer = delivery -> {
-            String aggregate = delivery.aggregate().id();
-            if (aggregate.equals("a")) {
-                EngineHarness.waitFor(aPublishes, 5_000);
-            } else if (aggregate.equals("b")) {
-                EngineHarness.waitFor(bPublishes, 5_000);
-            }
-            if (delivery.eventId().equals(notReachedOnce) && notReachedAnswered.compareAndSet(false, true)) {
-                return PublishOutcome.notAttempted(delivery.eventId(), "broker not reached");
-            }
-            return PublishOutcome.acked(delivery.eventId());
-        };
-        DeliveryEngine engine = engines.start(builder, gated, publisher, listener,
-                EngineHarness.oneWorker(depth, EngineHarness.LONG_INTERVAL).workers(2));
-        // Each worker's first claim at start finds the table empty; from then on only wake-ups start claims.
-        await().atMost(SOON).until(() -> store.claimCalls.get() >= 2);
-        EngineHarness.pause(200);
-        return engine;
+        return rig.started(builder, 2, depth);
     }
 
     private OutboxEvent committedAndNamed(DeliveryEngine engine, AggregateRef aggregate) {
-        OutboxEvent event = anEventFor(aggregate);
-        store.add(event);
-        engine.wakeFor(WakeReason.EXTERNAL, List.of(event.eventId()));
-        return event;
+        return rig.committedAndNamed(engine, aggregate);
     }
 
     /**
@@ -140,7 +79,7 @@ class DeliveryEngineNamedNewsReviewTest {
         committedAndNamed(engine, order("d")); // worker 2 claims; its claim looks once the gate opens
         await().atMost(SOON).until(() -> claimsEntered.get() == entered + 1);
         OutboxEvent c = committedAndNamed(engine, order("c")); // no idle worker: a ticket
-        notReachedOnce = c.eventId();
+        rig.notReachedOnce = c.eventId();
 
         look.countDown(); // the claim takes d and c: d acked, c not attempted and released
         await().atMost(SOON).until(notReachedAnswered::get);
@@ -195,7 +134,7 @@ class DeliveryEngineNamedNewsReviewTest {
     void costAHoldingWorkerHoldsARowForAPeersClaimAndClaimsAgainAnyway() {
         DeliveryEngine engine = started(DeliveryEngine.builder().namedWakeHoldLimit(Duration.ofSeconds(10)), 1);
         AggregateRef a = order("a");
-        aHoldsBack = true;
+        rig.holdsBackOnce.set("a");
         committedAndNamed(engine, a);
         await().atMost(SOON).until(() -> publisher.calls.get() == 1); // worker A publishing a, a HOLDING batch
         CountDownLatch answer = gate();
