@@ -154,7 +154,7 @@ final class Relay implements AutoCloseable {
         return true;
     }
 
-    /** Claims and empty claims per wake reason so far, as "REASON claims/empty". */
+    /** Claims and empty claims so far per wake reason: {claims, empty}. */
     java.util.Map<String, long[]> claimsByReason() {
         java.util.Map<String, long[]> copy = new java.util.TreeMap<>();
         claimsByReason.forEach((reason, counts) -> copy.put(reason, new long[] {counts[0].get(), counts[1].get()}));

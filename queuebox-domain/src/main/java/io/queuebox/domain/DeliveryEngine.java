@@ -291,8 +291,8 @@ public final class DeliveryEngine implements AutoCloseable {
         }
         if (!waking.isEmpty()) {
             namedWakes.numbered(waking, signal.wakeOne(reason, true));
-        } else if (namedWakes.holding()) {
-            watchSignal.wake(WakeReason.DEADLINE); // it ends the holding if the claim has not returned by the limit
+        } else {
+            letTheWatchEndHolds();
         }
     }
 
@@ -510,7 +510,12 @@ public final class DeliveryEngine implements AutoCloseable {
                 // Not after a batch that holds rows back: this worker claims again anyway.
                 boolean leavesToClaimsUnderWay = stage == null && settings.workers() > 1 && cycle == Cycle.PARTIAL;
                 secondLookAfter = NO_SECOND_LOOK;
-                if ((cycle == Cycle.PARTIAL || cycle == Cycle.HOLDING) && newsWorthALook(newsBefore, leavesToClaimsUnderWay)) {
+                boolean worthALook = (cycle == Cycle.PARTIAL || cycle == Cycle.HOLDING)
+                        && newsWorthALook(newsBefore, leavesToClaimsUnderWay);
+                if (leavesToClaimsUnderWay && !worthALook) {
+                    letTheWatchEndHolds(); // rows left to a peer's claim
+                }
+                if (worthALook) {
                     // A wake-up came while this batch was out; the idle worker that took it may have found the
                     // new row held back by this very batch, so look again now that its outcome is written.
                     reason = signal.newsReason();
@@ -537,9 +542,6 @@ public final class DeliveryEngine implements AutoCloseable {
                 } else if (cycle == Cycle.FAILED && signal.isShutdown()) {
                     break;
                 } else {
-                    if (namedWakes.holding()) {
-                        watchSignal.wake(WakeReason.DEADLINE); // it ends the holding if the claim has not returned by the limit
-                    }
                     WakeSignal.Woken woken = awaitIdle(first, seen, planner, stage);
                     // A ticket that only named news offered, whose rows claims of this engine have all taken since
                     // (a claim under way when the news came, or a busy worker's second look): its claim could only
@@ -559,9 +561,15 @@ public final class DeliveryEngine implements AutoCloseable {
         }
     }
 
-
     /** No second look: a claim that holds no named row for itself (see NamedWakes.secondLookStarted). */
     private static final long NO_SECOND_LOOK = -1;
+
+    /** While rows are held for a claim, the claim watch ends the holding if that claim has not returned by the limit. */
+    private void letTheWatchEndHolds() {
+        if (namedWakes.holding()) {
+            watchSignal.wake(WakeReason.DEADLINE);
+        }
+    }
 
     /** Waits as an idle worker does for its next claim; null once shutdown ended the wait. */
     private WakeSignal.Woken awaitIdle(boolean first, long seen, WakeSignal.Planner planner, Stage stage) {
@@ -599,16 +607,9 @@ public final class DeliveryEngine implements AutoCloseable {
 
     /**
      * Whether wake-ups since {@code before} may be about a row the batch just recorded held back, so that its
-     * worker should look again: news that named no row, or a named row no claim of this engine has taken since.
-     */
-    private boolean newsWorthALook(WakeSignal.News before) {
-        return newsWorthALook(before, false);
-    }
-
-    /**
-     * {@link #newsWorthALook(WakeSignal.News)}; with {@code leavesToClaimsUnderWay}, a named row that a claim started
-     * after its news is still looking for is held for that claim instead ({@link NamedWakes#unclaimedNewsAfter(long,
-     * boolean)}).
+     * worker should look again: news that named no row, or a named row no claim of this engine has taken since. With
+     * {@code leavesToClaimsUnderWay}, a named row that a claim started after its news is still looking for is held for
+     * that claim instead ({@link NamedWakes#unclaimedNewsAfter}).
      */
     private boolean newsWorthALook(WakeSignal.News before, boolean leavesToClaimsUnderWay) {
         WakeSignal.News now = signal.newsSoFar();
@@ -742,9 +743,7 @@ public final class DeliveryEngine implements AutoCloseable {
             claimNumber = namedWakes.claimStarted();
         } else {
             claimNumber = namedWakes.secondLookStarted(secondLookAfter);
-            if (namedWakes.holding()) {
-                watchSignal.wake(WakeReason.DEADLINE); // it ends the holding if this claim has not returned by the limit
-            }
+            letTheWatchEndHolds();
         }
         try {
             batch = store.claim(claimRequest);
@@ -1175,7 +1174,7 @@ public final class DeliveryEngine implements AutoCloseable {
                 // be claimed in the serial loop: an outage costs one publish per pause.
                 signal.pause(errorPause);
             }
-        } else if (newsWorthALook(handed.newsBefore())) {
+        } else if (newsWorthALook(handed.newsBefore(), false)) {
             stage.requestClaim(signal.newsReason());
         } else if (cycle == Cycle.HOLDING) {
             stage.requestClaim(WakeReason.HELD_BACK);

@@ -105,11 +105,7 @@ final class NamedWakes {
         if (underWay.values().stream().noneMatch(start -> now - start < holdLimitNanos)) {
             return awaitsClaim(eventId, reason); // no claim to wait for, or only ones too slow to wait for
         }
-        if (held.isEmpty()) {
-            heldSinceNanos = now;
-        }
-        held.putIfAbsent(eventId, claimsStarted);
-        heldReason = reason;
+        hold(eventId, claimsStarted, reason, now);
         return false;
     }
 
@@ -138,17 +134,9 @@ final class NamedWakes {
     }
 
     /**
-     * Whether news later than {@code news} named a row no claim of this engine has taken since (or whose
-     * tracking was given up): a claim that started before the news, or one that found the row held back,
-     * missed it.
-     */
-    synchronized boolean unclaimedNewsAfter(long news) {
-        return unclaimedNewsAfter(news, false);
-    }
-
-    /**
-     * {@link #unclaimedNewsAfter(long)}, asked by a worker whose batch was out since {@code news} and was just recorded.
-     * With {@code holdForClaimsUnderWay}, a row for which a claim that started after it was named is still under way
+     * Whether news later than {@code news} named a row no claim of this engine has taken since (or whose tracking was
+     * given up): a claim that started before the news, or one that found the row held back, missed it. Asked by a
+     * worker whose batch was out since {@code news} and was just recorded. With {@code holdForClaimsUnderWay}, a row for which a claim that started after it was named is still under way
      * (and not past the hold limit) does not count: it is held for that claim instead, as a row the log reports is.
      * That claim looked at the table after the row's commit: it takes the row, or found it held back by the batch just
      * recorded, and then its end (or the hold limit) wakes the engine. Looking again beside it, one of the two claims
@@ -160,16 +148,19 @@ final class NamedWakes {
             return true;
         }
         long now = System.nanoTime();
-        List<Map.Entry<UUID, Awaiting>> later = new ArrayList<>();
+        List<Map.Entry<UUID, Awaiting>> later = null;
         for (Map.Entry<UUID, Awaiting> entry : awaitingClaim.entrySet()) {
             if (entry.getValue().news() > news) {
                 if (!holdForClaimsUnderWay || !claimUnderWaySince(entry.getValue().claimsBefore(), now)) {
                     return true; // the look covers every row, so none is held
                 }
+                if (later == null) {
+                    later = new ArrayList<>();
+                }
                 later.add(entry);
             }
         }
-        for (Map.Entry<UUID, Awaiting> entry : later) {
+        for (Map.Entry<UUID, Awaiting> entry : later == null ? List.<Map.Entry<UUID, Awaiting>>of() : later) {
             hold(entry.getKey(), entry.getValue().claimsBefore(), entry.getValue().reason(), now);
         }
         return false;

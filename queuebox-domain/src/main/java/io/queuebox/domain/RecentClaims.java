@@ -47,11 +47,6 @@ final class RecentClaims {
         eventIds.forEach(this::claimed);
     }
 
-    /** Forgets released rows; answers whether a wake-up about one of them was skipped. */
-    boolean released(Collection<UUID> eventIds) {
-        return released(eventIds, new java.util.ArrayList<>());
-    }
-
     /**
      * Forgets released rows, adding to {@code named} those a wake-up named before their claim; answers whether a
      * wake-up about one of them was skipped.

@@ -248,12 +248,12 @@ class DeliveryEngineWakeReview2Test {
         RecentClaims recent = new RecentClaims(3);
         UUID row = UUID.randomUUID();
         recent.claimed(List.of(row));
-        recent.released(List.of(row)); // NotAttempted once
+        recent.released(List.of(row), new java.util.ArrayList<>()); // NotAttempted once
         recent.claimed(List.of(row)); // claimed again
         assertThat(recent.skipWakeFor(row)).as("the log's report of the row, while it is claimed: skipped").isTrue();
         recent.claimed(List.of(UUID.randomUUID(), UUID.randomUUID())); // three distinct rows: within capacity
 
-        assertThat(recent.released(List.of(row)))
+        assertThat(recent.released(List.of(row), new java.util.ArrayList<>()))
                 .as("released again: its skipped wake-up must wake the engine (three distinct rows, capacity 3)")
                 .isTrue();
     }

@@ -154,11 +154,11 @@ class NamedWakesTest {
     void newsAboutARowNoClaimTookSinceIsWorthALook() {
         namingStarted();
         assertThat(wakes.arrived(a, WakeReason.EXTERNAL, false)).isTrue();
-        assertThat(wakes.unclaimedNewsAfter(1_000)).as("before its number comes, later than any news").isTrue();
+        assertThat(wakes.unclaimedNewsAfter(1_000, false)).as("before its number comes, later than any news").isTrue();
         wakes.numbered(List.of(a), 7);
 
-        assertThat(wakes.unclaimedNewsAfter(6)).as("news 7 names a row still unclaimed").isTrue();
-        assertThat(wakes.unclaimedNewsAfter(7)).as("nothing after news 7").isFalse();
+        assertThat(wakes.unclaimedNewsAfter(6, false)).as("news 7 names a row still unclaimed").isTrue();
+        assertThat(wakes.unclaimedNewsAfter(7, false)).as("nothing after news 7").isFalse();
     }
 
     @Test
@@ -169,9 +169,9 @@ class NamedWakesTest {
         wakes.numbered(List.of(a, b), 7);
 
         wakes.claimEnded(wakes.claimStarted(), rows(a));
-        assertThat(wakes.unclaimedNewsAfter(6)).as("b is still unclaimed").isTrue();
+        assertThat(wakes.unclaimedNewsAfter(6, false)).as("b is still unclaimed").isTrue();
         wakes.claimEnded(wakes.claimStarted(), rows(b));
-        assertThat(wakes.unclaimedNewsAfter(6)).isFalse();
+        assertThat(wakes.unclaimedNewsAfter(6, false)).isFalse();
     }
 
     @Test
@@ -182,7 +182,7 @@ class NamedWakesTest {
 
         wakes.numbered(List.of(a), 7);
 
-        assertThat(wakes.unclaimedNewsAfter(6)).isFalse();
+        assertThat(wakes.unclaimedNewsAfter(6, false)).isFalse();
     }
 
     @Test
@@ -199,8 +199,8 @@ class NamedWakesTest {
         }
         wakes.claimEnded(wakes.claimStarted(), rows(a));
 
-        assertThat(wakes.unclaimedNewsAfter(1)).as("rows of news 2 were forgotten unclaimed").isTrue();
-        assertThat(wakes.unclaimedNewsAfter(2)).as("a row never numbered, pushed out, counts as no later than news 2")
+        assertThat(wakes.unclaimedNewsAfter(1, false)).as("rows of news 2 were forgotten unclaimed").isTrue();
+        assertThat(wakes.unclaimedNewsAfter(2, false)).as("a row never numbered, pushed out, counts as no later than news 2")
                 .isFalse();
     }
 

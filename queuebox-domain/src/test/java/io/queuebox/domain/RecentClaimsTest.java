@@ -28,7 +28,7 @@ class RecentClaimsTest {
         RecentClaims claims = new RecentClaims(10);
         claims.claimed(List.of(a, b));
 
-        claims.released(List.of(a));
+        claims.released(List.of(a), new java.util.ArrayList<>());
 
         assertThat(claims.contains(a)).isFalse();
         assertThat(claims.contains(b)).isTrue();
@@ -49,7 +49,7 @@ class RecentClaimsTest {
     void aRowClaimedAgainAfterItsReleaseIsRememberedAgain() {
         RecentClaims claims = new RecentClaims(10);
         claims.claimed(List.of(a));
-        claims.released(List.of(a));
+        claims.released(List.of(a), new java.util.ArrayList<>());
 
         claims.claimed(List.of(a));
 
@@ -63,8 +63,8 @@ class RecentClaimsTest {
 
         assertThat(claims.skipWakeFor(a)).isTrue();
         assertThat(claims.skipWakeFor(c)).as("not claimed").isFalse();
-        assertThat(claims.released(List.of(b))).isFalse();
-        assertThat(claims.released(List.of(a))).isTrue();
+        assertThat(claims.released(List.of(b), new java.util.ArrayList<>())).isFalse();
+        assertThat(claims.released(List.of(a), new java.util.ArrayList<>())).isTrue();
         assertThat(claims.contains(c)).isFalse();
     }
 
