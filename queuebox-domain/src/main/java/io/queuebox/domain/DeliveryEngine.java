@@ -31,6 +31,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
@@ -62,7 +63,9 @@ import java.util.random.RandomGenerator;
  * What the serial loop decides after a batch the stage asks of its claimer through two flags the claimer reads
  * before its next claim (and while it waits): after a full batch, or one during whose flight a wake-up about new
  * rows came, claim again (the claim that overlapped it may have found its aggregates held back); after a failed
- * batch, pause first. A claimer whose stage still holds a batch takes no wake-up ticket: it is busy, as a serial
+ * batch, pause first. A look asked for because of news is a second look as the serial loop's is: it holds the rows
+ * that news named for itself, and after a partial batch it is not asked for while a claim that started after a named
+ * row's news is still looking for it. A claimer whose stage still holds a batch takes no wake-up ticket: it is busy, as a serial
  * worker is while it publishes, so wake-ups while a batch is out still coalesce into one more claim.
  *
  * <h2>Waking</h2>
@@ -267,7 +270,7 @@ public final class DeliveryEngine implements AutoCloseable {
      * them, so nothing waits for it. The log and the database's notifications report a commit after it happened,
      * when a claim that takes its rows may be under way: the wake-up waits for that claim.
      * A worker whose batch was in flight meanwhile looks again after it only while a row named here is still
-     * unclaimed (its own batch may have held it back), not once an idle worker took it, nor, serial, while a claim
+     * unclaimed (its own batch may have held it back), not once an idle worker took it, nor while a claim
      * that started after the row was named is still looking for it (the row is held for that claim).
      */
     public void wakeFor(WakeReason reason, Collection<UUID> eventIds) {
@@ -495,6 +498,12 @@ public final class DeliveryEngine implements AutoCloseable {
                     if (reason == null && asked != null) {
                         reason = asked;
                     }
+                    // A look the stage asked for after news came while its batch was out holds that news's rows, as a
+                    // serial worker's second look does.
+                    long lookAfter = stage.takeSecondLook();
+                    if (lookAfter != NO_SECOND_LOOK) {
+                        secondLookAfter = lookAfter;
+                    }
                     if (stage.idle()) {
                         signal.takeTicket();
                     }
@@ -511,7 +520,7 @@ public final class DeliveryEngine implements AutoCloseable {
                 boolean leavesToClaimsUnderWay = stage == null && settings.workers() > 1 && cycle == Cycle.PARTIAL;
                 secondLookAfter = NO_SECOND_LOOK;
                 boolean worthALook = (cycle == Cycle.PARTIAL || cycle == Cycle.HOLDING)
-                        && newsWorthALook(newsBefore, leavesToClaimsUnderWay);
+                        && newsWorthALook(newsBefore, leavesToClaimsUnderWay, false);
                 if (leavesToClaimsUnderWay && !worthALook) {
                     letTheWatchEndHolds(); // rows left to a peer's claim
                 }
@@ -609,12 +618,14 @@ public final class DeliveryEngine implements AutoCloseable {
      * Whether wake-ups since {@code before} may be about a row the batch just recorded held back, so that its
      * worker should look again: news that named no row, or a named row no claim of this engine has taken since. With
      * {@code leavesToClaimsUnderWay}, a named row that a claim started after its news is still looking for is held for
-     * that claim instead ({@link NamedWakes#unclaimedNewsAfter}).
+     * that claim instead ({@link NamedWakes#unclaimedNewsAfter}); with {@code askingALook} (a publish stage), a true
+     * answer holds the named rows for the look its claimer is asked for, and rows another stage's look holds do not
+     * count.
      */
-    private boolean newsWorthALook(WakeSignal.News before, boolean leavesToClaimsUnderWay) {
+    private boolean newsWorthALook(WakeSignal.News before, boolean leavesToClaimsUnderWay, boolean askingALook) {
         WakeSignal.News now = signal.newsSoFar();
         return now.all() != before.all() && (now.unnamed() != before.unnamed()
-                || namedWakes.unclaimedNewsAfter(before.all(), leavesToClaimsUnderWay));
+                || namedWakes.unclaimedNewsAfter(before.all(), leavesToClaimsUnderWay, askingALook));
     }
 
     /**
@@ -965,6 +976,7 @@ public final class DeliveryEngine implements AutoCloseable {
         /** When the stage's latest failed batch asked for a pause not yet taken, or NO_PAUSE. */
         private volatile long pauseRequestedAtNanos = NO_PAUSE;
         private volatile WakeReason claimRequested;
+        private final AtomicLong secondLookAfter = new AtomicLong(NO_SECOND_LOOK);
 
         Stage(int depth) {
             this.depth = depth;
@@ -1090,6 +1102,21 @@ public final class DeliveryEngine implements AutoCloseable {
             claimRequested = reason;
         }
 
+        /**
+         * Asks for a look after news later than {@code news} came while a batch was out: the claim holds that news's
+         * named rows for itself ({@link NamedWakes#secondLookStarted}). Several requests before the claim ask for one
+         * look after the earliest news.
+         */
+        void requestSecondLook(WakeReason reason, long news) {
+            secondLookAfter.accumulateAndGet(news, (asked, next) -> asked == NO_SECOND_LOOK ? next : Math.min(asked, next));
+            claimRequested = reason;
+        }
+
+        /** Takes the news the requested second look is after, or {@link #NO_SECOND_LOOK}. */
+        long takeSecondLook() {
+            return secondLookAfter.getAndSet(NO_SECOND_LOOK);
+        }
+
         /** What {@link #takePause} answers when no pause was asked for. */
         static final long NO_PAUSE = Long.MIN_VALUE;
 
@@ -1174,9 +1201,20 @@ public final class DeliveryEngine implements AutoCloseable {
                 // be claimed in the serial loop: an outage costs one publish per pause.
                 signal.pause(errorPause);
             }
-        } else if (newsWorthALook(handed.newsBefore(), false)) {
-            stage.requestClaim(signal.newsReason());
-        } else if (cycle == Cycle.HOLDING) {
+            return;
+        }
+        // As in the serial loop: after a partial batch, a named row that a claim started after its news is still
+        // looking for is held for that claim instead of a look beside it.
+        boolean leavesToClaimsUnderWay = settings.workers() > 1 && cycle == Cycle.PARTIAL;
+        if (newsWorthALook(handed.newsBefore(), leavesToClaimsUnderWay, true)) {
+            letTheWatchEndHolds(); // rows held for the look asked for, until it starts and ends
+            stage.requestSecondLook(signal.newsReason(), handed.newsBefore().all());
+            return;
+        }
+        if (leavesToClaimsUnderWay) {
+            letTheWatchEndHolds(); // rows left to a claim under way
+        }
+        if (cycle == Cycle.HOLDING) {
             stage.requestClaim(WakeReason.HELD_BACK);
         } else if (cycle == Cycle.FULL) {
             stage.requestClaim(WakeReason.FULL_BATCH);

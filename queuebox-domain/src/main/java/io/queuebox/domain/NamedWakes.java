@@ -5,11 +5,13 @@ import io.queuebox.ports.WakeReason;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -21,7 +23,7 @@ import java.util.UUID;
  * that does not return within {@link #HOLD_LIMIT} stops holding: {@link #expireHeld} turns what it held into
  * one wake-up, so one worker's hung claim never keeps a row from the others. A busy worker's second look after its
  * batch holds rows the same way, for a peer's claim that started after they were named
- * ({@link #unclaimedNewsAfter(long, boolean)}).
+ * ({@link #unclaimedNewsAfter(long, boolean, boolean)}).
  */
 final class NamedWakes {
 
@@ -35,6 +37,8 @@ final class NamedWakes {
     private RecentClaims recent;
     // held row -> the number of claims started when it was named
     private final Map<UUID, Long> held = new LinkedHashMap<>();
+    // the held rows that are held for a look a publish stage asked for (unclaimedNewsAfter's askingALook)
+    private final Set<UUID> heldForAskedLooks = new HashSet<>();
     private long heldSinceNanos;
     private WakeReason heldReason;
     private WakeReason skippedReason = WakeReason.CAPTURE;
@@ -140,30 +144,58 @@ final class NamedWakes {
      * (and not past the hold limit) does not count: it is held for that claim instead, as a row the log reports is.
      * That claim looked at the table after the row's commit: it takes the row, or found it held back by the batch just
      * recorded, and then its end (or the hold limit) wakes the engine. Looking again beside it, one of the two claims
-     * could only come back empty (the bench's after-commit cell at 200 events/s). Answers false when every such row is
+     * could only come back empty (the bench's after-commit cell at 200 events/s). Nor, then, does a row held for a look
+     * another publish stage asked for. Answers false when every such row is
      * held; the caller then makes sure {@link #expireHeld} runs once the hold limit has passed.
+     *
+     * <p>With {@code askingALook} (a publish stage, whose claimer starts the look on another thread) an answer of true
+     * holds the rows of the later news for that look at once, in the same step: a second stage that records its batch
+     * before the claimer's look started then leaves them to it instead of asking for a look too.
      */
-    synchronized boolean unclaimedNewsAfter(long news, boolean holdForClaimsUnderWay) {
-        if (untrackedNews > news) {
-            return true;
-        }
+    synchronized boolean unclaimedNewsAfter(long news, boolean holdForClaimsUnderWay, boolean askingALook) {
         long now = System.nanoTime();
+        boolean unclaimed = untrackedNews > news;
         List<Map.Entry<UUID, Awaiting>> later = null;
-        for (Map.Entry<UUID, Awaiting> entry : awaitingClaim.entrySet()) {
-            if (entry.getValue().news() > news) {
-                if (!holdForClaimsUnderWay || !claimUnderWaySince(entry.getValue().claimsBefore(), now)) {
-                    return true; // the look covers every row, so none is held
-                }
+        for (Iterator<Map.Entry<UUID, Awaiting>> it = awaitingClaim.entrySet().iterator(); !unclaimed && it.hasNext(); ) {
+            Map.Entry<UUID, Awaiting> entry = it.next();
+            if (entry.getValue().news() <= news
+                    || holdForClaimsUnderWay && heldForAnAskedLook(entry.getKey(), now)) {
+                continue;
+            }
+            if (!holdForClaimsUnderWay || !claimUnderWaySince(entry.getValue().claimsBefore(), now)) {
+                unclaimed = true; // the look covers every row, so none is held for a claim under way
+            } else {
                 if (later == null) {
                     later = new ArrayList<>();
                 }
                 later.add(entry);
             }
         }
+        if (unclaimed) {
+            if (askingALook) {
+                holdForTheAskedLook(news, now);
+            }
+            return true;
+        }
         for (Map.Entry<UUID, Awaiting> entry : later == null ? List.<Map.Entry<UUID, Awaiting>>of() : later) {
             hold(entry.getKey(), entry.getValue().claimsBefore(), entry.getValue().reason(), now);
         }
         return false;
+    }
+
+    /** Holds the rows of news later than {@code news} for a look a publish stage asks its claimer for. */
+    private void holdForTheAskedLook(long news, long now) {
+        for (Map.Entry<UUID, Awaiting> entry : awaitingClaim.entrySet()) {
+            if (entry.getValue().news() > news) {
+                hold(entry.getKey(), claimsStarted, entry.getValue().reason(), now);
+                heldForAskedLooks.add(entry.getKey());
+            }
+        }
+    }
+
+    /** Whether {@code row} is held for a look a publish stage asked for, within the hold limit. */
+    private boolean heldForAnAskedLook(UUID row, long now) {
+        return heldForAskedLooks.contains(row) && held.containsKey(row) && now - heldSinceNanos < holdLimitNanos;
     }
 
     /** Whether a claim numbered after {@code claimsBefore} is under way and younger than the hold limit. */
@@ -218,6 +250,7 @@ final class NamedWakes {
         }
         boolean unclaimed = settleAll(held.keySet());
         held.clear();
+        heldForAskedLooks.clear();
         return unclaimed ? heldReason : null;
     }
 
@@ -284,6 +317,9 @@ final class NamedWakes {
                 settled.add(entry.getKey());
                 it.remove();
             }
+        }
+        if (!heldForAskedLooks.isEmpty()) {
+            heldForAskedLooks.removeAll(settled);
         }
         return settleAll(settled) ? heldReason : null;
     }

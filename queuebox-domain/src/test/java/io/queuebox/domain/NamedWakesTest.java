@@ -154,11 +154,11 @@ class NamedWakesTest {
     void newsAboutARowNoClaimTookSinceIsWorthALook() {
         namingStarted();
         assertThat(wakes.arrived(a, WakeReason.EXTERNAL, false)).isTrue();
-        assertThat(wakes.unclaimedNewsAfter(1_000, false)).as("before its number comes, later than any news").isTrue();
+        assertThat(wakes.unclaimedNewsAfter(1_000, false, false)).as("before its number comes, later than any news").isTrue();
         wakes.numbered(List.of(a), 7);
 
-        assertThat(wakes.unclaimedNewsAfter(6, false)).as("news 7 names a row still unclaimed").isTrue();
-        assertThat(wakes.unclaimedNewsAfter(7, false)).as("nothing after news 7").isFalse();
+        assertThat(wakes.unclaimedNewsAfter(6, false, false)).as("news 7 names a row still unclaimed").isTrue();
+        assertThat(wakes.unclaimedNewsAfter(7, false, false)).as("nothing after news 7").isFalse();
     }
 
     @Test
@@ -169,9 +169,9 @@ class NamedWakesTest {
         wakes.numbered(List.of(a, b), 7);
 
         wakes.claimEnded(wakes.claimStarted(), rows(a));
-        assertThat(wakes.unclaimedNewsAfter(6, false)).as("b is still unclaimed").isTrue();
+        assertThat(wakes.unclaimedNewsAfter(6, false, false)).as("b is still unclaimed").isTrue();
         wakes.claimEnded(wakes.claimStarted(), rows(b));
-        assertThat(wakes.unclaimedNewsAfter(6, false)).isFalse();
+        assertThat(wakes.unclaimedNewsAfter(6, false, false)).isFalse();
     }
 
     @Test
@@ -182,7 +182,7 @@ class NamedWakesTest {
 
         wakes.numbered(List.of(a), 7);
 
-        assertThat(wakes.unclaimedNewsAfter(6, false)).isFalse();
+        assertThat(wakes.unclaimedNewsAfter(6, false, false)).isFalse();
     }
 
     @Test
@@ -199,8 +199,8 @@ class NamedWakesTest {
         }
         wakes.claimEnded(wakes.claimStarted(), rows(a));
 
-        assertThat(wakes.unclaimedNewsAfter(1, false)).as("rows of news 2 were forgotten unclaimed").isTrue();
-        assertThat(wakes.unclaimedNewsAfter(2, false)).as("a row never numbered, pushed out, counts as no later than news 2")
+        assertThat(wakes.unclaimedNewsAfter(1, false, false)).as("rows of news 2 were forgotten unclaimed").isTrue();
+        assertThat(wakes.unclaimedNewsAfter(2, false, false)).as("a row never numbered, pushed out, counts as no later than news 2")
                 .isFalse();
     }
 
@@ -211,9 +211,42 @@ class NamedWakesTest {
         wakes.numbered(List.of(a), 7);
         long peers = wakes.claimStarted();
 
-        assertThat(wakes.unclaimedNewsAfter(6, true)).as("the peer's claim looks for a").isFalse();
+        assertThat(wakes.unclaimedNewsAfter(6, true, false)).as("the peer's claim looks for a").isFalse();
         assertThat(wakes.holding()).isTrue();
         assertThat(wakes.claimEnded(peers, rows())).as("it came back without a: wake").isEqualTo(WakeReason.EXTERNAL);
+    }
+
+    @Test
+    void aLookAStageAskedForHoldsItsRowsSoThatAnotherStageLeavesThemToIt() {
+        namingStarted();
+        wakes.claimEnded(wakes.claimStarted(), rows(c));
+        wakes.arrived(a, WakeReason.EXTERNAL, false);
+        wakes.numbered(List.of(a), 7);
+
+        assertThat(wakes.unclaimedNewsAfter(6, true, true)).as("the first stage asks for a look").isTrue();
+        assertThat(wakes.holding()).as("a is held for that look before it starts").isTrue();
+        assertThat(wakes.noNamedRowAwaitsAClaim()).as("an idle worker's ticket for a asks for no claim").isTrue();
+        assertThat(wakes.unclaimedNewsAfter(5, true, true)).as("the second stage leaves a to the look").isFalse();
+
+        long look = wakes.secondLookStarted(6);
+        assertThat(wakes.claimEnded(look, rows(a))).as("the look took a").isNull();
+        assertThat(wakes.holding()).isFalse();
+        assertThat(wakes.unclaimedNewsAfter(5, true, true)).isFalse();
+    }
+
+    @Test
+    void aLookAStageAskedForThatNeverStartsHoldsItsRowsOnlyUntilTheHoldLimit() {
+        NamedWakes shortHolds = new NamedWakes(100, java.time.Duration.ofMillis(20));
+        shortHolds.arrived(c, WakeReason.CAPTURE, true);
+        shortHolds.numbered(List.of(c), 0);
+        shortHolds.arrived(a, WakeReason.EXTERNAL, false);
+        shortHolds.numbered(List.of(a), 7);
+        assertThat(shortHolds.unclaimedNewsAfter(6, true, true)).isTrue();
+
+        LockSupport.parkNanos(java.time.Duration.ofMillis(30).toNanos());
+        assertThat(shortHolds.unclaimedNewsAfter(6, true, false)).as("past the hold limit a counts as unclaimed again")
+                .isTrue();
+        assertThat(shortHolds.expireHeld()).as("the claim watch wakes the engine for a").isEqualTo(WakeReason.EXTERNAL);
     }
 
     @Test
@@ -223,7 +256,7 @@ class NamedWakesTest {
         wakes.arrived(a, WakeReason.EXTERNAL, false);
         wakes.numbered(List.of(a), 7);
 
-        assertThat(wakes.unclaimedNewsAfter(6, true)).isTrue();
+        assertThat(wakes.unclaimedNewsAfter(6, true, false)).isTrue();
         assertThat(wakes.holding()).isFalse();
     }
 
