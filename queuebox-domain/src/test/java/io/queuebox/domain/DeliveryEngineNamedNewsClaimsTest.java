@@ -10,6 +10,8 @@ import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Claims that named wake-ups start, counted: a claim for news whose rows another claim of the engine takes can only
@@ -37,7 +39,12 @@ class DeliveryEngineNamedNewsClaimsTest {
 
     /** Two workers, a long interval; aggregate "a" publishes once {@link #aPublishes} opens, "b" once bPublishes does. */
     private DeliveryEngine started(DeliveryEngine.Builder builder) {
-        return rig.started(builder, 2, 1);
+        return started(builder, 1);
+    }
+
+    /** The same at {@code depth}: at 2 the look after a batch is the one its publish stage asks its claimer for. */
+    private DeliveryEngine started(DeliveryEngine.Builder builder, int depth) {
+        return rig.started(builder, 2, depth);
     }
 
     private OutboxEvent committedAndNamed(DeliveryEngine engine, AggregateRef aggregate) {
@@ -92,9 +99,10 @@ class DeliveryEngineNamedNewsClaimsTest {
                 .isEqualTo(claims + 1);
     }
 
-    @Test
-    void aBusyWorkerLeavesARowToTheClaimUnderWayThatStartedAfterItWasNamed() {
-        DeliveryEngine engine = started(DeliveryEngine.builder().namedWakeHoldLimit(Duration.ofSeconds(10)));
+    @ParameterizedTest(name = "pipeline depth {0}")
+    @ValueSource(ints = {1, 2})
+    void aBusyWorkerLeavesARowToTheClaimUnderWayThatStartedAfterItWasNamed(int depth) {
+        DeliveryEngine engine = started(DeliveryEngine.builder().namedWakeHoldLimit(Duration.ofSeconds(10)), depth);
         committedAndNamed(engine, order("a"));
         await().atMost(SOON).until(() -> publisher.calls.get() == 1); // one worker publishing a
         store.claimReturnGate = new CountDownLatch(1);
@@ -115,9 +123,10 @@ class DeliveryEngineNamedNewsClaimsTest {
         assertThat(store.claimCalls.get()).as("claims in all after b was named").isEqualTo(claims + 1);
     }
 
-    @Test
-    void aRowTheBusyWorkersBatchHeldBackIsClaimedOnceTheClaimUnderWayEndsWithoutIt() {
-        DeliveryEngine engine = started(DeliveryEngine.builder().namedWakeHoldLimit(Duration.ofSeconds(10)));
+    @ParameterizedTest(name = "pipeline depth {0}")
+    @ValueSource(ints = {1, 2})
+    void aRowTheBusyWorkersBatchHeldBackIsClaimedOnceTheClaimUnderWayEndsWithoutIt(int depth) {
+        DeliveryEngine engine = started(DeliveryEngine.builder().namedWakeHoldLimit(Duration.ofSeconds(10)), depth);
         AggregateRef a = order("a");
         committedAndNamed(engine, a);
         await().atMost(SOON).until(() -> publisher.calls.get() == 1);
@@ -135,9 +144,10 @@ class DeliveryEngineNamedNewsClaimsTest {
                 .until(() -> store.row(second.eventId()).status == RowStatus.SENT);
     }
 
-    @Test
-    void aRowTheBusyWorkersBatchHeldBackIsClaimedWhenTheClaimUnderWayHangsPastTheHoldLimit() {
-        DeliveryEngine engine = started(DeliveryEngine.builder().namedWakeHoldLimit(Duration.ofMillis(50)));
+    @ParameterizedTest(name = "pipeline depth {0}")
+    @ValueSource(ints = {1, 2})
+    void aRowTheBusyWorkersBatchHeldBackIsClaimedWhenTheClaimUnderWayHangsPastTheHoldLimit(int depth) {
+        DeliveryEngine engine = started(DeliveryEngine.builder().namedWakeHoldLimit(Duration.ofMillis(50)), depth);
         AggregateRef a = order("a");
         committedAndNamed(engine, a);
         await().atMost(SOON).until(() -> publisher.calls.get() == 1);
