@@ -51,18 +51,10 @@ class DeliveryEngineNamedNewsClaimsTest {
         return rig.committedAndNamed(engine, aggregate);
     }
 
-    /** Both workers publishing, one batch of "a" and one of "b". */
-    private void bothWorkersPublishing(DeliveryEngine engine) {
-        committedAndNamed(engine, order("a"));
-        await().atMost(SOON).until(() -> publisher.calls.get() == 1);
-        committedAndNamed(engine, order("b"));
-        await().atMost(SOON).until(() -> publisher.calls.get() == 2);
-    }
-
     @Test
     void aTicketLeftWhileEveryWorkerWasBusyIsNotClaimedForOnceTheSecondLookTookItsRow() {
         DeliveryEngine engine = started(DeliveryEngine.builder());
-        bothWorkersPublishing(engine);
+        rig.bothPublishing(engine);
         int claims = store.claimCalls.get();
         committedAndNamed(engine, order("c")); // no idle worker: the wake-up waits as a ticket
         aPublishes.countDown();

@@ -42,10 +42,7 @@ class DeliveryEnginePipelinedNamedNewsClaimsTest {
     @Test
     void aTicketLeftWhileEveryStageWasBusyStartsOneClaim() {
         DeliveryEngine engine = started(DeliveryEngine.builder().namedWakeHoldLimit(Duration.ofSeconds(10)));
-        rig.committedAndNamed(engine, order("a"));
-        await().atMost(SOON).until(() -> publisher.calls.get() == 1);
-        rig.committedAndNamed(engine, order("b"));
-        await().atMost(SOON).until(() -> publisher.calls.get() == 2); // both stages publishing
+        rig.bothPublishing(engine); // both stages publishing
         int claims = store.claimCalls.get();
         OutboxEvent c = rig.committedAndNamed(engine, order("c")); // no idle worker: a ticket
         CountDownLatch lookAnswers = rig.gate();
@@ -76,10 +73,7 @@ class DeliveryEnginePipelinedNamedNewsClaimsTest {
         bPublishes.countDown();
         CountDownLatch broker = new CountDownLatch(1);
         publisher.gate = broker;
-        rig.committedAndNamed(engine, order("a"));
-        await().atMost(SOON).until(() -> publisher.calls.get() == 1);
-        rig.committedAndNamed(engine, order("b"));
-        await().atMost(SOON).until(() -> publisher.calls.get() == 2); // both stages publishing
+        rig.bothPublishing(engine); // both stages publishing
         int claims = store.claimCalls.get();
         OutboxEvent c = rig.committedAndNamed(engine, order("c")); // no idle worker: a ticket
         EngineHarness.pause(50);
@@ -93,10 +87,7 @@ class DeliveryEnginePipelinedNamedNewsClaimsTest {
     @Test
     void aStagesLookThatHangsKeepsItsRowFromThePeerNoLongerThanTheHoldLimit() {
         DeliveryEngine engine = started(DeliveryEngine.builder().namedWakeHoldLimit(Duration.ofMillis(50)));
-        rig.committedAndNamed(engine, order("a"));
-        await().atMost(SOON).until(() -> publisher.calls.get() == 1);
-        rig.committedAndNamed(engine, order("b"));
-        await().atMost(SOON).until(() -> publisher.calls.get() == 2);
+        rig.bothPublishing(engine); // both stages publishing
         int entered = rig.claimsEntered.get();
         OutboxEvent c = rig.committedAndNamed(engine, order("c")); // a ticket
         CountDownLatch looks = rig.gate();

@@ -136,6 +136,14 @@ final class NamedNewsRig implements AutoCloseable {
         return event;
     }
 
+    /** Both workers publishing (at depth 2, both publish stages): one batch of "a", then one of "b". */
+    void bothPublishing(DeliveryEngine engine) {
+        committedAndNamed(engine, Fixtures.order("a"));
+        await().atMost(EngineHarness.SOON).until(() -> publisher.calls.get() == 1);
+        committedAndNamed(engine, Fixtures.order("b"));
+        await().atMost(EngineHarness.SOON).until(() -> publisher.calls.get() == 2);
+    }
+
     boolean sent(OutboxEvent event) {
         return store.row(event.eventId()).status == RowStatus.SENT;
     }
