@@ -1206,15 +1206,13 @@ public final class DeliveryEngine implements AutoCloseable {
         // As in the serial loop: after a partial batch, a named row that a claim started after its news is still
         // looking for is held for that claim instead of a look beside it.
         boolean leavesToClaimsUnderWay = settings.workers() > 1 && cycle == Cycle.PARTIAL;
-        if (newsWorthALook(handed.newsBefore(), leavesToClaimsUnderWay, true)) {
-            letTheWatchEndHolds(); // rows held for the look asked for, until it starts and ends
+        boolean worthALook = newsWorthALook(handed.newsBefore(), leavesToClaimsUnderWay, true);
+        if (worthALook || leavesToClaimsUnderWay) {
+            letTheWatchEndHolds(); // rows held for the look asked for, or left to a claim under way
+        }
+        if (worthALook) {
             stage.requestSecondLook(signal.newsReason(), handed.newsBefore().all());
-            return;
-        }
-        if (leavesToClaimsUnderWay) {
-            letTheWatchEndHolds(); // rows left to a claim under way
-        }
-        if (cycle == Cycle.HOLDING) {
+        } else if (cycle == Cycle.HOLDING) {
             stage.requestClaim(WakeReason.HELD_BACK);
         } else if (cycle == Cycle.FULL) {
             stage.requestClaim(WakeReason.FULL_BATCH);

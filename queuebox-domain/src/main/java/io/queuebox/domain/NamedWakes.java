@@ -5,13 +5,11 @@ import io.queuebox.ports.WakeReason;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.UUID;
 
 /**
@@ -35,10 +33,8 @@ final class NamedWakes {
     // Made at the first wake-up that names a row: an engine no source names rows to (polling, notify, a drain)
     // pays nothing per claimed row.
     private RecentClaims recent;
-    // held row -> the number of claims started when it was named
-    private final Map<UUID, Long> held = new LinkedHashMap<>();
-    // the held rows that are held for a look a publish stage asked for (unclaimedNewsAfter's askingALook)
-    private final Set<UUID> heldForAskedLooks = new HashSet<>();
+    // held row -> the claims it is held for
+    private final Map<UUID, Hold> held = new LinkedHashMap<>();
     private long heldSinceNanos;
     private WakeReason heldReason;
     private WakeReason skippedReason = WakeReason.CAPTURE;
@@ -63,6 +59,13 @@ final class NamedWakes {
     };
 
     /** A named row that woke the engine: its news number, the claims started before it was named, and its reason. */
+    /**
+     * A held row is held for the claims numbered after {@code claimsBefore}; {@code forAskedLook}: among them the look a
+     * publish stage asked its claimer for (unclaimedNewsAfter's askingALook).
+     */
+    private record Hold(long claimsBefore, boolean forAskedLook) {
+    }
+
     private record Awaiting(long news, long claimsBefore, WakeReason reason) {
         Awaiting numbered(long number) {
             return new Awaiting(number, claimsBefore, reason);
@@ -188,14 +191,15 @@ final class NamedWakes {
         for (Map.Entry<UUID, Awaiting> entry : awaitingClaim.entrySet()) {
             if (entry.getValue().news() > news) {
                 hold(entry.getKey(), claimsStarted, entry.getValue().reason(), now);
-                heldForAskedLooks.add(entry.getKey());
+                held.computeIfPresent(entry.getKey(), (row, hold) -> new Hold(hold.claimsBefore(), true));
             }
         }
     }
 
     /** Whether {@code row} is held for a look a publish stage asked for, within the hold limit. */
     private boolean heldForAnAskedLook(UUID row, long now) {
-        return heldForAskedLooks.contains(row) && held.containsKey(row) && now - heldSinceNanos < holdLimitNanos;
+        Hold hold = held.get(row);
+        return hold != null && hold.forAskedLook() && now - heldSinceNanos < holdLimitNanos;
     }
 
     /** Whether a claim numbered after {@code claimsBefore} is under way and younger than the hold limit. */
@@ -250,7 +254,6 @@ final class NamedWakes {
         }
         boolean unclaimed = settleAll(held.keySet());
         held.clear();
-        heldForAskedLooks.clear();
         return unclaimed ? heldReason : null;
     }
 
@@ -284,7 +287,7 @@ final class NamedWakes {
         if (held.isEmpty()) {
             heldSinceNanos = now;
         }
-        held.putIfAbsent(row, claimsBefore);
+        held.putIfAbsent(row, new Hold(claimsBefore, false));
         heldReason = reason;
     }
 
@@ -311,15 +314,12 @@ final class NamedWakes {
             return null; // the common case: nothing to settle, nothing allocated on the claim path
         }
         List<UUID> settled = new ArrayList<>();
-        for (Iterator<Map.Entry<UUID, Long>> it = held.entrySet().iterator(); it.hasNext(); ) {
-            Map.Entry<UUID, Long> entry = it.next();
-            if (underWay.isEmpty() || number > entry.getValue()) {
+        for (Iterator<Map.Entry<UUID, Hold>> it = held.entrySet().iterator(); it.hasNext(); ) {
+            Map.Entry<UUID, Hold> entry = it.next();
+            if (underWay.isEmpty() || number > entry.getValue().claimsBefore()) {
                 settled.add(entry.getKey());
                 it.remove();
             }
-        }
-        if (!heldForAskedLooks.isEmpty()) {
-            heldForAskedLooks.removeAll(settled);
         }
         return settleAll(settled) ? heldReason : null;
     }
