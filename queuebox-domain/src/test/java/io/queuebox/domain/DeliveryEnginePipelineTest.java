@@ -325,4 +325,41 @@ class DeliveryEnginePipelineTest {
                     .as("between attempt %d and %d", i, i + 1).isGreaterThan(Duration.ofMillis(900));
         }
     }
+
+    /**
+     * CI of 2026-12-05: the worker's next claim was under way when the batch before it failed; it took the row the
+     * failure had just released, and the stage published it 3 ms after the failed attempt instead of after the pause.
+     */
+    @Test
+    void aBatchClaimedWhileTheFailedOneWasOutWaitsForThePauseToo() {
+        UUID id = eventsOf(order("a"), 1).get(0).eventId();
+        List<Long> attempts = new CopyOnWriteArrayList<>();
+        AtomicInteger calls = new AtomicInteger();
+        publisher.answer = d -> {
+            attempts.add(System.nanoTime());
+            return calls.incrementAndGet() == 1 ? PublishOutcome.notAttempted(d.eventId(), "broker down")
+                    : PublishOutcome.acked(d.eventId());
+        };
+        // The second claim (the one after the full first batch) starts at once and looks at the rows only once
+        // the failed row is released; it answers a little later still, after the stage has recorded the failure.
+        CountDownLatch released = new CountDownLatch(1);
+        AtomicInteger claims = new AtomicInteger();
+        store.beforeClaim = () -> {
+            if (claims.incrementAndGet() == 2) {
+                try {
+                    released.await(5, TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                sleep(100);
+            }
+        };
+        store.afterRelease = released::countDown;
+
+        started(settings(2).batchSize(1));
+
+        await().atMost(Duration.ofSeconds(5)).until(() -> store.row(id).status == RowStatus.SENT);
+        assertThat(attempts).hasSize(2);
+        assertThat(Duration.ofNanos(attempts.get(1) - attempts.get(0))).isGreaterThan(Duration.ofMillis(900));
+    }
 }

@@ -121,8 +121,18 @@ final class FakeOutboxStore implements OutboxStore {
      */
     volatile java.util.concurrent.CountDownLatch claimReturnGate;
 
+    /** When set, runs as a claim begins, before it looks at the rows (outside the store's lock). */
+    volatile Runnable beforeClaim;
+
+    /** When set, runs after every release, as the statement's answer comes back (outside the store's lock). */
+    volatile Runnable afterRelease;
+
     @Override
     public ClaimBatch claim(ClaimRequest request) {
+        Runnable before = beforeClaim;
+        if (before != null) {
+            before.run();
+        }
         ClaimBatch batch = claimNow(request);
         java.util.concurrent.CountDownLatch gate = claimReturnGate;
         if (gate != null) {
@@ -231,7 +241,16 @@ final class FakeOutboxStore implements OutboxStore {
     }
 
     @Override
-    public synchronized int release(LeaseToken lease, Collection<UUID> eventIds) {
+    public int release(LeaseToken lease, Collection<UUID> eventIds) {
+        int released = releaseNow(lease, eventIds);
+        Runnable after = afterRelease;
+        if (after != null) {
+            after.run();
+        }
+        return released;
+    }
+
+    private synchronized int releaseNow(LeaseToken lease, Collection<UUID> eventIds) {
         releaseCalls.incrementAndGet();
         List<Row> owned = owned(lease, eventIds);
         owned.forEach(FakeOutboxStore::clearLease);
