@@ -58,7 +58,9 @@ import java.util.random.RandomGenerator;
  * free slot before it claims. A batch is in the renewer's care from the start of its publish until the publish
  * returns, not while it waits: a stuck stage cannot hold rows past their lease, and the stage hands back, without
  * publishing, a batch whose lease lapsed (or would before the next renewal) while it waited. After a failed batch
- * the stage pauses before it publishes the next waiting one. Order per aggregate and fencing stay the store's: a claim never takes a row whose earlier sibling is
+ * the stage publishes nothing until the error pause since the failure is over: a batch queued behind the failed
+ * one, or claimed while it was out (that claim can take the rows the failure just released), waits for the pause as
+ * it would have waited to be claimed in the serial loop. Order per aggregate and fencing stay the store's: a claim never takes a row whose earlier sibling is
  * leased (so held by a batch still queued or publishing), and every outcome is written with its batch's lease.
  * What the serial loop decides after a batch the stage asks of its claimer through two flags the claimer reads
  * before its next claim (and while it waits): after a full batch, or one during whose flight a wake-up about new
@@ -975,6 +977,7 @@ public final class DeliveryEngine implements AutoCloseable {
         private volatile boolean idle = true;
         /** When the stage's latest failed batch asked for a pause not yet taken, or NO_PAUSE. */
         private volatile long pauseRequestedAtNanos = NO_PAUSE;
+        private volatile long latestFailureNanos = NO_PAUSE;
         private volatile WakeReason claimRequested;
         private final AtomicLong secondLookAfter = new AtomicLong(NO_SECOND_LOOK);
 
@@ -1060,16 +1063,6 @@ public final class DeliveryEngine implements AutoCloseable {
             }
         }
 
-        /** Whether a batch waits behind the one publishing. */
-        boolean hasQueued() {
-            lock.lock();
-            try {
-                return !queue.isEmpty();
-            } finally {
-                lock.unlock();
-            }
-        }
-
         /** Takes the queued batches whose publish has not started (after the shutdown deadline). */
         List<Handed> drainUnstarted() {
             lock.lock();
@@ -1094,8 +1087,14 @@ public final class DeliveryEngine implements AutoCloseable {
             return idle;
         }
 
-        void requestPause() {
-            pauseRequestedAtNanos = System.nanoTime();
+        void requestPause(long failedNanos) {
+            latestFailureNanos = failedNanos;
+            pauseRequestedAtNanos = failedNanos;
+        }
+
+        /** When the stage's latest batch failed, or {@link #NO_PAUSE}; unlike the request, never taken. */
+        long latestFailureNanos() {
+            return latestFailureNanos;
         }
 
         void requestClaim(WakeReason reason) {
@@ -1169,6 +1168,7 @@ public final class DeliveryEngine implements AutoCloseable {
      * held back). Requests are flags, so many of them before the worker's next claim ask for one claim.
      */
     private void publishAndRecordSurviving(Stage stage, Handed handed) {
+        awaitTheStagePause(stage);
         Cycle cycle;
         try {
             Instant now = clock.instant();
@@ -1195,12 +1195,7 @@ public final class DeliveryEngine implements AutoCloseable {
         }
         if (cycle == Cycle.FAILED) {
             failedAtNanos = System.nanoTime();
-            stage.requestPause();
-            if (stage.hasQueued()) {
-                // The batch claimed while this one was out waits for the pause too, as it would have waited to
-                // be claimed in the serial loop: an outage costs one publish per pause.
-                signal.pause(errorPause);
-            }
+            stage.requestPause(failedAtNanos);
             return;
         }
         // As in the serial loop: after a partial batch, a named row that a claim started after its news is still
@@ -1216,6 +1211,22 @@ public final class DeliveryEngine implements AutoCloseable {
             stage.requestClaim(WakeReason.HELD_BACK);
         } else if (cycle == Cycle.FULL) {
             stage.requestClaim(WakeReason.FULL_BATCH);
+        }
+    }
+
+    /**
+     * Waits out the error pause after the stage's latest failed batch: a batch queued behind it, or claimed while it
+     * was out, waits as it would have waited to be claimed in the serial loop, so an outage costs one publish per
+     * pause. Batches the worker claimed after its own pause find it over. Shutdown ends the wait.
+     */
+    private void awaitTheStagePause(Stage stage) {
+        long failed = stage.latestFailureNanos();
+        if (failed == Stage.NO_PAUSE) {
+            return;
+        }
+        long left = failed + errorPause.toNanos() - System.nanoTime();
+        if (left > 0) {
+            signal.pause(Duration.ofNanos(left));
         }
     }
 
