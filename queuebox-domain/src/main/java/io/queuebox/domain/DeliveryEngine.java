@@ -492,6 +492,8 @@ public final class DeliveryEngine implements AutoCloseable {
                             }
                             reason = woken.reason();
                             seen = woken.wakesSeen();
+                            // What woke it may be the stage's next failure: its pause comes before any claim.
+                            continue;
                         }
                     }
                     // This claim answers any claim the stage asked for so far, and, from an idle worker, the
@@ -542,9 +544,12 @@ public final class DeliveryEngine implements AutoCloseable {
                 } else if (cycle == Cycle.FULL) {
                     reason = WakeReason.FULL_BATCH;
                     seen = signal.wakes();
-                    if (settings.workers() > 1 && !heldElsewhere.holdsOffPeers(System.nanoTime(), currentIdleWait)) {
+                    if (settings.workers() > 1 && !heldElsewhere.holdsOffPeers(System.nanoTime(), currentIdleWait)
+                            && (stage == null || !stage.latestRecordFailed())) {
                         // A backlog: an idle peer joins in, and its full batch brings the next one. Not while claims
-                        // find every due row held elsewhere: the peer's claim would too.
+                        // find every due row held elsewhere: the peer's claim would too. Nor, pipelined, while this
+                        // worker's batches fail: a serial batch is full only once published, and a peer woken into an
+                        // outage would cost a publish per pause of its own.
                         signal.wakeOne(WakeReason.FULL_BATCH);
                     }
                 } else if (cycle == Cycle.FAILED && pausesThenClaims(first, System.nanoTime())) {
@@ -978,6 +983,7 @@ public final class DeliveryEngine implements AutoCloseable {
         /** When the stage's latest failed batch asked for a pause not yet taken, or NO_PAUSE. */
         private volatile long pauseRequestedAtNanos = NO_PAUSE;
         private volatile long latestFailureNanos = NO_PAUSE;
+        private volatile boolean latestRecordFailed;
         private volatile WakeReason claimRequested;
         private final AtomicLong secondLookAfter = new AtomicLong(NO_SECOND_LOOK);
 
@@ -1088,8 +1094,19 @@ public final class DeliveryEngine implements AutoCloseable {
         }
 
         void requestPause(long failedNanos) {
+            latestRecordFailed = true;
             latestFailureNanos = failedNanos;
             pauseRequestedAtNanos = failedNanos;
+        }
+
+        /** A batch was recorded without failing. */
+        void recorded() {
+            latestRecordFailed = false;
+        }
+
+        /** Whether the latest batch the stage recorded failed (or looked like an outage). */
+        boolean latestRecordFailed() {
+            return latestRecordFailed;
         }
 
         /** When the stage's latest batch failed, or {@link #NO_PAUSE}; unlike the request, never taken. */
@@ -1198,6 +1215,7 @@ public final class DeliveryEngine implements AutoCloseable {
             stage.requestPause(failedAtNanos);
             return;
         }
+        stage.recorded();
         // As in the serial loop: after a partial batch, a named row that a claim started after its news is still
         // looking for is held for that claim instead of a look beside it.
         boolean leavesToClaimsUnderWay = settings.workers() > 1 && cycle == Cycle.PARTIAL;
