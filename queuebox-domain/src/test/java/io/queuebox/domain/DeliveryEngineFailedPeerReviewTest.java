@@ -22,6 +22,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /**
  * Review of 0d5dda3 (pausesThenClaims / FailureMark): a peer whose claim failed claims again after its pause only if
@@ -228,5 +230,34 @@ class DeliveryEngineFailedPeerReviewTest {
         assertThat(store.of(2)).as("worker 2 came in").isPositive();
         assertThat((double) claims).as("claims in %.0f error pauses of the outage (worker 1: %s, worker 2: %s)",
                 pauses, store.of(1), store.of(2)).isLessThan(1.4 * pauses);
+    }
+
+    /**
+     * The same goal with a backlog: every batch full (batches of one, 40 due rows), at any depth and number of
+     * workers. Pipelined, worker 1's full batches woke a peer into the outage when handed (a serial batch is full only
+     * once published), and a peer that gave way claimed at once when its stage's next failure woke it; until
+     * 2026-12-05, 29-30 publishes in 15 pauses with two workers and 43-45 with three.
+     */
+    @ParameterizedTest(name = "workers {0}, depth {1}")
+    @CsvSource({"2,1", "3,1", "2,2", "3,2", "2,3"})
+    void aBrokerOutageWithABacklogCostsAboutOnePublishPerErrorPause(int workers, int depth) {
+        Duration errorPause = Duration.ofMillis(200); // the wake interval, under a second
+        for (int i = 0; i < 40; i++) {
+            fake.add(anEventFor(order("o" + i)));
+        }
+        publisher.answer = d -> io.queuebox.ports.PublishOutcome.notAttempted(d.eventId(), "broker down");
+        engines.start(DeliveryEngine.builder(), fake, publisher, listener,
+                DeliverySettings.builder().workers(workers).pipelineDepth(depth).batchSize(1).wakeInterval(errorPause)
+                        .retryPolicy(EngineHarness.QUICK_RETRIES).purgeEnabled(false)
+                        .shutdownDeadline(Duration.ofSeconds(1)));
+        EngineHarness.pause(1_000);
+
+        int before = publisher.calls.get();
+        long start = System.nanoTime();
+        EngineHarness.pause(3_000);
+        int calls = publisher.calls.get() - before;
+        double pauses = (System.nanoTime() - start) / (double) errorPause.toNanos();
+        assertThat((double) calls).as("publishes in %.0f error pauses (threads %s)", pauses, publisher.threads)
+                .isLessThan(1.4 * pauses);
     }
 }
