@@ -16,6 +16,7 @@ import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.WakeReason;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -259,5 +260,34 @@ class DeliveryEngineFailedPeerReviewTest {
         double pauses = (System.nanoTime() - start) / (double) errorPause.toNanos();
         assertThat((double) calls).as("publishes in %.0f error pauses (threads %s)", pauses, publisher.threads)
                 .isLessThan(1.4 * pauses);
+    }
+
+    /**
+     * After such an outage every worker drains the backlog again: a full batch wakes no peer while its worker's
+     * latest batch failed, and the first batch recorded without failing lifts that (a review of 2026-12-05: 303-487
+     * acks in the second after recovery, shared evenly).
+     */
+    @ParameterizedTest(name = "workers {0}, depth {1}")
+    @CsvSource({"2,2", "3,2", "3,3"})
+    void afterABrokerOutageEveryWorkerDrainsTheBacklogAgain(int workers, int depth) {
+        Duration errorPause = Duration.ofMillis(200);
+        for (int i = 0; i < 2000; i++) {
+            fake.add(anEventFor(order("o" + i)));
+        }
+        Map<String, AtomicInteger> ackedBy = new ConcurrentHashMap<>();
+        publisher.busyNanos = Duration.ofMillis(5).toNanos();
+        publisher.answer = d -> io.queuebox.ports.PublishOutcome.notAttempted(d.eventId(), "broker down");
+        engines.start(DeliveryEngine.builder(), fake, publisher, listener,
+                DeliverySettings.builder().workers(workers).pipelineDepth(depth).batchSize(1).wakeInterval(errorPause)
+                        .retryPolicy(EngineHarness.QUICK_RETRIES).purgeEnabled(false)
+                        .shutdownDeadline(Duration.ofSeconds(1)));
+        EngineHarness.pause(1_500);
+
+        publisher.answer = d -> {
+            ackedBy.computeIfAbsent(Thread.currentThread().getName(), k -> new AtomicInteger()).incrementAndGet();
+            return io.queuebox.ports.PublishOutcome.acked(d.eventId());
+        };
+        EngineHarness.pause(1_000);
+        assertThat(ackedBy).as("publish threads that acked in the second after the outage").hasSize(workers);
     }
 }
