@@ -982,8 +982,8 @@ public final class DeliveryEngine implements AutoCloseable {
         private volatile boolean idle = true;
         /** When the stage's latest failed batch asked for a pause not yet taken, or NO_PAUSE. */
         private volatile long pauseRequestedAtNanos = NO_PAUSE;
+        /** When the latest batch the stage recorded failed, or NO_PAUSE once one after it did not. */
         private volatile long latestFailureNanos = NO_PAUSE;
-        private volatile boolean latestRecordFailed;
         private volatile WakeReason claimRequested;
         private final AtomicLong secondLookAfter = new AtomicLong(NO_SECOND_LOOK);
 
@@ -1094,22 +1094,27 @@ public final class DeliveryEngine implements AutoCloseable {
         }
 
         void requestPause(long failedNanos) {
-            latestRecordFailed = true;
             latestFailureNanos = failedNanos;
             pauseRequestedAtNanos = failedNanos;
         }
 
-        /** A batch was recorded without failing. */
+        /**
+         * A batch was recorded without failing. Every publish waits out the pause of the failure before it (see
+         * awaitTheStagePause), so that pause is over and nothing waits for it any more.
+         */
         void recorded() {
-            latestRecordFailed = false;
+            latestFailureNanos = NO_PAUSE;
         }
 
         /** Whether the latest batch the stage recorded failed (or looked like an outage). */
         boolean latestRecordFailed() {
-            return latestRecordFailed;
+            return latestFailureNanos != NO_PAUSE;
         }
 
-        /** When the stage's latest batch failed, or {@link #NO_PAUSE}; unlike the request, never taken. */
+        /**
+         * When the latest batch the stage recorded failed, or {@link #NO_PAUSE} if it did not; unlike the request,
+         * not taken by the worker.
+         */
         long latestFailureNanos() {
             return latestFailureNanos;
         }

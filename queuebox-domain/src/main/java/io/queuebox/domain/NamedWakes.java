@@ -58,7 +58,6 @@ final class NamedWakes {
         }
     };
 
-    /** A named row that woke the engine: its news number, the claims started before it was named, and its reason. */
     /**
      * A held row is held for the claims numbered after {@code claimsBefore}; {@code forAskedLook}: among them the look a
      * publish stage asked its claimer for (unclaimedNewsAfter's askingALook).
@@ -66,6 +65,7 @@ final class NamedWakes {
     private record Hold(long claimsBefore, boolean forAskedLook) {
     }
 
+    /** A named row that woke the engine: its news number, the claims started before it was named, and its reason. */
     private record Awaiting(long news, long claimsBefore, WakeReason reason) {
         Awaiting numbered(long number) {
             return new Awaiting(number, claimsBefore, reason);

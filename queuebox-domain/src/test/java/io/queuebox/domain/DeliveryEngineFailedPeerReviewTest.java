@@ -233,6 +233,21 @@ class DeliveryEngineFailedPeerReviewTest {
                 pauses, store.of(1), store.of(2)).isLessThan(1.4 * pauses);
     }
 
+    /** The error pause of the backlog outages below: their wake interval, under a second. */
+    private static final Duration OUTAGE_PAUSE = Duration.ofMillis(200);
+
+    /** {@code rows} due rows over as many aggregates, batches of one, and a broker that answers not attempted. */
+    private void startedInAnOutage(int rows, int workers, int depth) {
+        for (int i = 0; i < rows; i++) {
+            fake.add(anEventFor(order("o" + i)));
+        }
+        publisher.answer = d -> io.queuebox.ports.PublishOutcome.notAttempted(d.eventId(), "broker down");
+        engines.start(DeliveryEngine.builder(), fake, publisher, listener,
+                DeliverySettings.builder().workers(workers).pipelineDepth(depth).batchSize(1).wakeInterval(OUTAGE_PAUSE)
+                        .retryPolicy(EngineHarness.QUICK_RETRIES).purgeEnabled(false)
+                        .shutdownDeadline(Duration.ofSeconds(1)));
+    }
+
     /**
      * The same goal with a backlog: every batch full (batches of one, 40 due rows), at any depth and number of
      * workers. Pipelined, worker 1's full batches woke a peer into the outage when handed (a serial batch is full only
@@ -242,22 +257,14 @@ class DeliveryEngineFailedPeerReviewTest {
     @ParameterizedTest(name = "workers {0}, depth {1}")
     @CsvSource({"2,1", "3,1", "2,2", "3,2", "2,3"})
     void aBrokerOutageWithABacklogCostsAboutOnePublishPerErrorPause(int workers, int depth) {
-        Duration errorPause = Duration.ofMillis(200); // the wake interval, under a second
-        for (int i = 0; i < 40; i++) {
-            fake.add(anEventFor(order("o" + i)));
-        }
-        publisher.answer = d -> io.queuebox.ports.PublishOutcome.notAttempted(d.eventId(), "broker down");
-        engines.start(DeliveryEngine.builder(), fake, publisher, listener,
-                DeliverySettings.builder().workers(workers).pipelineDepth(depth).batchSize(1).wakeInterval(errorPause)
-                        .retryPolicy(EngineHarness.QUICK_RETRIES).purgeEnabled(false)
-                        .shutdownDeadline(Duration.ofSeconds(1)));
+        startedInAnOutage(40, workers, depth);
         EngineHarness.pause(1_000);
 
         int before = publisher.calls.get();
         long start = System.nanoTime();
         EngineHarness.pause(3_000);
         int calls = publisher.calls.get() - before;
-        double pauses = (System.nanoTime() - start) / (double) errorPause.toNanos();
+        double pauses = (System.nanoTime() - start) / (double) OUTAGE_PAUSE.toNanos();
         assertThat((double) calls).as("publishes in %.0f error pauses (threads %s)", pauses, publisher.threads)
                 .isLessThan(1.4 * pauses);
     }
@@ -270,19 +277,11 @@ class DeliveryEngineFailedPeerReviewTest {
     @ParameterizedTest(name = "workers {0}, depth {1}")
     @CsvSource({"2,2", "3,2", "3,3"})
     void afterABrokerOutageEveryWorkerDrainsTheBacklogAgain(int workers, int depth) {
-        Duration errorPause = Duration.ofMillis(200);
-        for (int i = 0; i < 2000; i++) {
-            fake.add(anEventFor(order("o" + i)));
-        }
-        Map<String, AtomicInteger> ackedBy = new ConcurrentHashMap<>();
         publisher.busyNanos = Duration.ofMillis(5).toNanos();
-        publisher.answer = d -> io.queuebox.ports.PublishOutcome.notAttempted(d.eventId(), "broker down");
-        engines.start(DeliveryEngine.builder(), fake, publisher, listener,
-                DeliverySettings.builder().workers(workers).pipelineDepth(depth).batchSize(1).wakeInterval(errorPause)
-                        .retryPolicy(EngineHarness.QUICK_RETRIES).purgeEnabled(false)
-                        .shutdownDeadline(Duration.ofSeconds(1)));
+        startedInAnOutage(2000, workers, depth);
         EngineHarness.pause(1_500);
 
+        Map<String, AtomicInteger> ackedBy = new ConcurrentHashMap<>();
         publisher.answer = d -> {
             ackedBy.computeIfAbsent(Thread.currentThread().getName(), k -> new AtomicInteger()).incrementAndGet();
             return io.queuebox.ports.PublishOutcome.acked(d.eventId());

@@ -67,6 +67,18 @@ class DeliveryEnginePipelineTest {
         await().atMost(SOON).until(() -> store.count(RowStatus.SENT) == count);
     }
 
+    /** The publisher answers the first {@code outages} attempts not attempted, then acks; the times of all. */
+    private List<Long> attemptsAfterOutages(int outages) {
+        List<Long> attempts = new CopyOnWriteArrayList<>();
+        AtomicInteger calls = new AtomicInteger();
+        publisher.answer = d -> {
+            attempts.add(System.nanoTime());
+            return calls.incrementAndGet() <= outages ? PublishOutcome.notAttempted(d.eventId(), "broker down")
+                    : PublishOutcome.acked(d.eventId());
+        };
+        return attempts;
+    }
+
     private static void sleep(long millis) {
         LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(millis));
     }
@@ -307,13 +319,7 @@ class DeliveryEnginePipelineTest {
     @Test
     void theWorkerPausesBeforeItsNextClaimWhenItsStageSawAnOutage() {
         UUID id = eventsOf(order("a"), 1).get(0).eventId();
-        List<Long> attempts = new CopyOnWriteArrayList<>();
-        AtomicInteger calls = new AtomicInteger();
-        publisher.answer = d -> {
-            attempts.add(System.nanoTime());
-            return calls.incrementAndGet() <= 2 ? PublishOutcome.notAttempted(d.eventId(), "broker down")
-                    : PublishOutcome.acked(d.eventId());
-        };
+        List<Long> attempts = attemptsAfterOutages(2);
 
         // A 30 s interval makes the error pause 1 s; batches of one make every batch full (claim again at once).
         started(settings(2).batchSize(1));
@@ -333,13 +339,7 @@ class DeliveryEnginePipelineTest {
     @Test
     void aBatchClaimedWhileTheFailedOneWasOutWaitsForThePauseToo() {
         UUID id = eventsOf(order("a"), 1).get(0).eventId();
-        List<Long> attempts = new CopyOnWriteArrayList<>();
-        AtomicInteger calls = new AtomicInteger();
-        publisher.answer = d -> {
-            attempts.add(System.nanoTime());
-            return calls.incrementAndGet() == 1 ? PublishOutcome.notAttempted(d.eventId(), "broker down")
-                    : PublishOutcome.acked(d.eventId());
-        };
+        List<Long> attempts = attemptsAfterOutages(1);
         // The second claim (the one after the full first batch) starts at once and looks at the rows only once
         // the failed row is released; it answers a little later still, after the stage has recorded the failure.
         CountDownLatch released = new CountDownLatch(1);
