@@ -75,6 +75,22 @@ final class PostgresCaptureDatabase implements AutoCloseable {
         return ids;
     }
 
+    /** Inserts {@code rows} rows in one transaction: the log reports them together, at its commit. */
+    List<UUID> insertInOneTransaction(int rows) throws SQLException {
+        List<UUID> ids = new ArrayList<>();
+        try (Connection c = connect(); Statement st = c.createStatement()) {
+            c.setAutoCommit(false);
+            for (int i = 0; i < rows; i++) {
+                UUID id = UUID.randomUUID();
+                st.execute("INSERT INTO queuebox_outbox (event_id, aggregate_id, payload) VALUES ('"
+                        + id + "', 'agg-" + i + "', '\\x00')");
+                ids.add(id);
+            }
+            c.commit();
+        }
+        return ids;
+    }
+
     void execute(String sql) throws SQLException {
         try (Connection c = connect(); Statement st = c.createStatement()) {
             st.execute(sql);

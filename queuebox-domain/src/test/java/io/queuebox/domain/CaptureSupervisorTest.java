@@ -18,6 +18,7 @@ import io.queuebox.ports.WakeReason;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -79,6 +80,23 @@ class CaptureSupervisorTest {
         connectors.last().events.wakeFor(WakeReason.CAPTURE, row);
 
         assertThat(wakes.named).as("delivery hears which row, to skip a claim it made already").containsExactly(row);
+    }
+
+    /**
+     * A connector reports the rows of one poll of the log in one call: delivery must hear them as one named wake-up,
+     * not as an unnamed one (the listener's default), which would start a claim for rows the engine claimed already.
+     */
+    @Test
+    void aWakeUpThatNamesTheRowsOfOnePollReachesDeliveryAsOneWithTheRows() {
+        CaptureSupervisor supervisor = started();
+        awaitState(supervisor, State.RUNNING);
+        List<UUID> rowsOfOnePoll = List.of(UUID.randomUUID(), UUID.randomUUID(), UUID.randomUUID());
+        int wakesBefore = wakes.count(WakeReason.CAPTURE);
+
+        connectors.last().events.wakeFor(WakeReason.CAPTURE, rowsOfOnePoll);
+
+        assertThat(wakes.namedTogether).as("one wake-up naming every row of the poll").containsExactly(rowsOfOnePoll);
+        assertThat(wakes.count(WakeReason.CAPTURE) - wakesBefore).isEqualTo(1);
     }
 
     @Test
@@ -529,6 +547,7 @@ class CaptureSupervisorTest {
     private static final class Wakes implements io.queuebox.ports.WakeSource.WakeListener {
         final List<WakeReason> reasons = new CopyOnWriteArrayList<>();
         final List<UUID> named = new CopyOnWriteArrayList<>();
+        final List<List<UUID>> namedTogether = new CopyOnWriteArrayList<>();
 
         @Override
         public void wake(WakeReason reason) {
@@ -538,6 +557,12 @@ class CaptureSupervisorTest {
         @Override
         public void wakeFor(WakeReason reason, UUID eventId) {
             named.add(eventId);
+            wake(reason);
+        }
+
+        @Override
+        public void wakeFor(WakeReason reason, Collection<UUID> eventIds) {
+            namedTogether.add(List.copyOf(eventIds));
             wake(reason);
         }
 
