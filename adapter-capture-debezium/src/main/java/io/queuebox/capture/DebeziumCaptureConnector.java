@@ -7,6 +7,8 @@ import io.debezium.embedded.Connect;
 import io.queuebox.ports.CaptureConnector;
 import io.queuebox.ports.WakeReason;
 import java.io.IOException;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Properties;
 import java.util.UUID;
 import java.util.concurrent.ExecutorService;
@@ -51,7 +53,7 @@ final class DebeziumCaptureConnector implements CaptureConnector {
         AtomicBoolean reported = new AtomicBoolean();
         engine = DebeziumEngine.create(ChangeEventFormat.of(Connect.class))
                 .using(properties)
-                .notifying(event -> onRecord(event.record(), events))
+                .notifying((batch, committer) -> onBatch(batch, committer, events))
                 .using(new DebeziumEngine.ConnectorCallback() {
                     // The slot exists from here on: rows committed before it are not in the stream, so
                     // delivery looks at the table once more now instead of at the next reconciliation.
@@ -73,22 +75,44 @@ final class DebeziumCaptureConnector implements CaptureConnector {
         executor.execute(engine);
     }
 
-    private void onRecord(SourceRecord record, Events events) {
-        if (!outboxTopic.equals(record.topic())) {
-            return; // heartbeats and transaction metadata
-        }
-        if (isInsertOrSnapshot(record)) {
+    /**
+     * One wake-up per poll of the log, naming every inserted row in it. Woken row by row, a worker woken for the
+     * first row has not started its claim when the next row is reported, so that row wakes a second worker, whose
+     * claim then finds the rows taken. The wake-up comes before the offsets are marked: a crash in between reports
+     * the rows again (a spurious wake-up), never loses one.
+     */
+    private void onBatch(List<RecordChangeEvent<SourceRecord>> batch,
+            DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer, Events events)
+            throws InterruptedException {
+        List<UUID> named = new ArrayList<>();
+        boolean unnamed = false;
+        for (RecordChangeEvent<SourceRecord> event : batch) {
+            SourceRecord record = event.record();
+            if (!outboxTopic.equals(record.topic())) {
+                continue; // heartbeats and transaction metadata
+            }
+            if (!isInsertOrSnapshot(record)) {
+                counters.ignoredEvents.increment();
+                continue;
+            }
             counters.wakeEvents.increment();
             counters.markEvent();
             UUID eventId = eventIdOf(record);
             if (eventId == null) {
-                events.wake(WakeReason.CAPTURE);
+                unnamed = true;
             } else {
-                events.wakeFor(WakeReason.CAPTURE, eventId);
+                named.add(eventId);
             }
-        } else {
-            counters.ignoredEvents.increment();
         }
+        if (unnamed) {
+            events.wake(WakeReason.CAPTURE);
+        } else if (!named.isEmpty()) {
+            events.wakeFor(WakeReason.CAPTURE, named);
+        }
+        for (RecordChangeEvent<SourceRecord> event : batch) {
+            committer.markProcessed(event);
+        }
+        committer.markBatchFinished();
     }
 
     /**

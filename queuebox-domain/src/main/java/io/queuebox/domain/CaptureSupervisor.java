@@ -20,6 +20,7 @@ import io.queuebox.ports.WakeSource;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -322,6 +323,11 @@ public final class CaptureSupervisor implements WakeSource {
             @Override
             public void wakeFor(WakeReason reason, UUID eventId) {
                 delivery.wakeFor(reason, eventId);
+            }
+
+            @Override
+            public void wakeFor(WakeReason reason, Collection<UUID> eventIds) {
+                delivery.wakeFor(reason, eventIds);
             }
 
             @Override

@@ -40,7 +40,8 @@ public interface WakeSource extends AutoCloseable {
         }
 
         /**
-         * {@link #wakeFor(WakeReason, UUID)} for the rows of one commit or one notification: one wake-up at most.
+         * {@link #wakeFor(WakeReason, UUID)} for the rows of one commit, one notification or one poll of the log: one
+         * wake-up at most.
          * The default wakes as {@link #wake} does.
          */
         default void wakeFor(WakeReason reason, Collection<UUID> eventIds) {
