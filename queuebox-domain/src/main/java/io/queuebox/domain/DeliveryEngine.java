@@ -296,9 +296,10 @@ public final class DeliveryEngine implements AutoCloseable {
         }
         if (!waking.isEmpty()) {
             namedWakes.numbered(waking, signal.wakeOne(reason, true));
-        } else {
-            letTheWatchEndHolds();
         }
+        // Also when some rows of the call woke the engine: others may have been held meanwhile (a poll of the log names
+        // many rows, and a claim may start while they are looked at), and only the watch ends a hold that outlives it.
+        letTheWatchEndHolds();
     }
 
     /** This engine as the listener a {@link WakeSource} calls. */
