@@ -63,30 +63,27 @@ final class PostgresCaptureDatabase implements AutoCloseable {
 
     /** Inserts {@code rows} outbox rows, one transaction each; answers their event ids. */
     List<UUID> insert(int rows) throws SQLException {
-        List<UUID> ids = new ArrayList<>();
-        try (Connection c = connect(); Statement st = c.createStatement()) {
-            for (int i = 0; i < rows; i++) {
-                UUID id = UUID.randomUUID();
-                st.execute("INSERT INTO queuebox_outbox (event_id, aggregate_id, payload) VALUES ('"
-                        + id + "', 'agg-" + i + "', '\\x00')");
-                ids.add(id);
-            }
-        }
-        return ids;
+        return insert(rows, true);
     }
 
     /** Inserts {@code rows} rows in one transaction: the log reports them together, at its commit. */
     List<UUID> insertInOneTransaction(int rows) throws SQLException {
+        return insert(rows, false);
+    }
+
+    private List<UUID> insert(int rows, boolean eachOnItsOwn) throws SQLException {
         List<UUID> ids = new ArrayList<>();
         try (Connection c = connect(); Statement st = c.createStatement()) {
-            c.setAutoCommit(false);
+            c.setAutoCommit(eachOnItsOwn);
             for (int i = 0; i < rows; i++) {
                 UUID id = UUID.randomUUID();
                 st.execute("INSERT INTO queuebox_outbox (event_id, aggregate_id, payload) VALUES ('"
                         + id + "', 'agg-" + i + "', '\\x00')");
                 ids.add(id);
             }
-            c.commit();
+            if (!eachOnItsOwn) {
+                c.commit();
+            }
         }
         return ids;
     }

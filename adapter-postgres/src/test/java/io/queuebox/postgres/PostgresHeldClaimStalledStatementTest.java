@@ -16,6 +16,9 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.HashSet;
+import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
@@ -259,7 +262,7 @@ class PostgresHeldClaimStalledStatementTest {
      */
     private static int claimedWithin(OutboxStore store, ClaimRequest request, long fromNanos, Duration within)
             throws InterruptedException {
-        java.util.Set<java.util.UUID> claimed = new java.util.HashSet<>();
+        Set<UUID> claimed = new HashSet<>();
         while (claimed.size() < ROWS && System.nanoTime() < fromNanos + within.toNanos()) {
             store.claim(request).deliveries().forEach(delivery -> claimed.add(delivery.eventId()));
             if (claimed.size() < ROWS) {
