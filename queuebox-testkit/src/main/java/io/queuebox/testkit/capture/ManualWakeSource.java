@@ -3,6 +3,8 @@ package io.queuebox.testkit.capture;
 import io.queuebox.ports.Health;
 import io.queuebox.ports.WakeReason;
 import io.queuebox.ports.WakeSource;
+import java.util.Collection;
+import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -65,6 +67,29 @@ public final class ManualWakeSource implements WakeSource {
             return false;
         }
         current.wakeFor(WakeReason.CAPTURE, eventId);
+        delivered.incrementAndGet();
+        return true;
+    }
+
+    /**
+     * Wakes the engine as one poll of the log that saw the inserted rows {@code eventIds} would: the capture connector
+     * names every row of a poll in one wake-up ({@link WakeListener#wakeFor(WakeReason, Collection)}), so the engine
+     * starts one claim for them at most, and none when it claimed all of them itself already. Counts as one wake-up.
+     *
+     * @return false when nobody listens (not started yet, or closed), so the wake-up was lost
+     * @throws IllegalArgumentException when {@code eventIds} is empty: a poll that saw no inserted row wakes nobody
+     */
+    public boolean wakeFor(Collection<UUID> eventIds) {
+        Objects.requireNonNull(eventIds, "eventIds");
+        if (eventIds.isEmpty()) {
+            throw new IllegalArgumentException("eventIds must name at least one row; use wake() for an unnamed wake-up");
+        }
+        List<UUID> rows = List.copyOf(eventIds); // rejects a null id before anybody is woken
+        WakeListener current = listener;
+        if (current == null || closed) {
+            return false;
+        }
+        current.wakeFor(WakeReason.CAPTURE, rows);
         delivered.incrementAndGet();
         return true;
     }
