@@ -262,7 +262,9 @@ class DeliveryEnginePipelineTest {
 
         await().atMost(SOON).until(() -> !engine.health().isUp());
         assertThat(engine.health().detail()).contains("queuebox-worker-1-publish").contains("NoClassDefFoundError");
-        assertThat(listener.errors).contains("publish-stage: org/postgresql/PGStatement");
+        // Health goes down before the listener hears of the error.
+        await().atMost(SOON).untilAsserted(() -> assertThat(listener.errors)
+                .contains("publish-stage: org/postgresql/PGStatement"));
 
         store.markSentError = null;
         eventsOf(order("b"), 1);
