@@ -267,6 +267,7 @@ public final class BenchCommand implements Callable<Integer> {
                         + reps + " interleaved repetition(s))");
                 Latency latency = new Latency(db, brokers, store, out);
                 DebeziumAlone debezium = new DebeziumAlone(db, brokers, out);
+                NotifyAlone notifyAlone = new NotifyAlone(db, brokers, out);
                 List<Map<String, Object>> modes = new ArrayList<>();
                 Duration idle = Duration.ofSeconds(idleSeconds);
                 Duration warmup = Duration.ofSeconds(warmupSeconds);
@@ -291,6 +292,7 @@ public final class BenchCommand implements Callable<Integer> {
                         }
                         if (!noPeers) {
                             modes.add(rep(rep, debezium.run(peerRates, warmup, measure)));
+                            modes.add(rep(rep, notifyAlone.run(peerRates, warmup, measure)));
                         }
                     }
                     if (!noPeers) {
@@ -442,7 +444,9 @@ public final class BenchCommand implements Callable<Integer> {
                 + " SELECT … FOR UPDATE SKIP LOCKED and an UPDATE per entry); the method is a no-op or publishes and waits for the"
                 + " broker's ack (RabbitMQ confirm, Kafka send().get()); no ordering; its per-entry INFO logging off (WARN). Debezium alone: embedded PostgresConnector,"
                 + " pgoutput, poll " + Latency.CAPTURE_POLL.toMillis() + " ms, publication WITH (publish = 'insert') on "
-                + DebeziumAlone.TABLE + ", offsets in a file; its handler publishes each event to RabbitMQ and waits for the batch's confirms");
+                + DebeziumAlone.TABLE + ", offsets in a file; its handler publishes each event to RabbitMQ and waits for the batch's confirms."
+                + " LISTEN/NOTIFY alone: a row trigger on " + NotifyAlone.TABLE + " notifies each row's event id, one session"
+                + " listens with pgjdbc's getNotifications(500 ms), as QueueBox's wake source does; commit → notification returned");
         settings.put("peerRows", peerRows);
         settings.put("peerRates", java.util.Arrays.toString(peerRates));
         settings.put("reps", reps + " interleaved repetitions, medians reported (idle cost measured in the first only)");

@@ -7,21 +7,16 @@ import io.debezium.engine.RecordChangeEvent;
 import io.debezium.engine.format.ChangeEventFormat;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
-import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.apache.kafka.connect.data.Struct;
@@ -197,49 +192,11 @@ final class DebeziumAlone {
         if (!started.await(90, TimeUnit.SECONDS) || failure.get() != null) {
             throw new IllegalStateException("Debezium alone did not start", failure.get());
         }
-        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
-        Set<String> probes = ConcurrentHashMap.newKeySet();
-        try (Steady.Session session = session()) {
-            while (System.nanoTime() < deadline) {
-                if (failure.get() != null) {
-                    throw new IllegalStateException("Debezium alone failed", failure.get());
-                }
-                session.commitOne(0, (id, at) -> probes.add(id));
-                for (int i = 0; i < 10; i++) {
-                    Thread.sleep(20);
-                    if (probes.stream().anyMatch(received::containsKey)) {
-                        return;
-                    }
-                }
-            }
-        }
-        throw new IllegalStateException("Debezium alone never delivered a probe row");
+        PlainInserts.awaitAProbeSeen(db, TABLE, received, failure, "Debezium alone", Duration.ofSeconds(90));
     }
 
     private Steady.Session session() throws Exception {
-        Connection connection = db.rawDataSource().getConnection();
-        connection.setAutoCommit(false);
-        PreparedStatement insert = connection.prepareStatement("INSERT INTO " + TABLE
-                + " (event_id, aggregate_type, aggregate_id, event_type, payload, content_type, headers)"
-                + " VALUES (?, 'order', ?, 'BenchEvent', ?, 'application/json', '{}'::jsonb)");
-        return new Steady.Session() {
-            @Override
-            public void commitOne(long index, Steady.Committed committed) throws Exception {
-                UUID id = UUID.randomUUID();
-                insert.setObject(1, id);
-                insert.setString(2, "agg-" + ThreadLocalRandom.current().nextInt(1000));
-                insert.setBytes(3, Brokers.payload((int) index));
-                insert.executeUpdate();
-                connection.commit();
-                committed.at(id.toString(), System.nanoTime());
-            }
-
-            @Override
-            public void close() throws Exception {
-                insert.close();
-                connection.close();
-            }
-        };
+        return PlainInserts.session(db, TABLE);
     }
 
     private static byte[] bytes(Object value) {

@@ -197,7 +197,7 @@ final class Peers {
             String[] parts = entry.getKey().split("\\|", 3);
             Map<String, Object> row = new LinkedHashMap<>();
             row.put("system", parts[0]);
-            row.put("endPoint", parts[2].equals("debezium") && !parts[0].contains("RabbitMQ") ? "change event received" : "consumed from RabbitMQ");
+            row.put("endPoint", endPoint(parts[2], parts[0]));
             row.put("targetPerSecond", Integer.parseInt(parts[1]));
             row.put("reps", reps.size());
             row.put("events", Stats.sum(Stats.column(reps, "events")));
@@ -214,6 +214,14 @@ final class Peers {
             table.add(row);
         }
         return table;
+    }
+
+    /** Where a cell's latency ends: the peers that publish nothing end where their floor does. */
+    private static String endPoint(String mode, String system) {
+        if (mode.equals("debezium") && !system.contains("RabbitMQ")) {
+            return "change event received";
+        }
+        return mode.equals("notify-alone") ? "notification received" : "consumed from RabbitMQ";
     }
 
     private static Long sumOrNull(List<Number> values) {

@@ -77,7 +77,7 @@ final class Report {
                 series.get("p50 (median of reps)").add(numOrNull(s.get("p50Ms")));
                 series.get("p99 (median of reps)").add(numOrNull(s.get("p99Ms")));
             }
-            charts.put("latency.svg", Charts.bars("Commit to consume (Debezium alone: to change event too)", "ms", categories, series));
+            charts.put("latency.svg", Charts.bars("Commit to consume (Debezium alone: to change event too; LISTEN/NOTIFY alone: to notification)", "ms", categories, series));
         }
         List<Map<String, Object>> peers = peerTable();
         if (!peers.isEmpty()) {

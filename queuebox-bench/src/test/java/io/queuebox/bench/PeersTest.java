@@ -51,6 +51,16 @@ class PeersTest {
     }
 
     @Test
+    void theListenNotifyFloorEndsWhereTheNotificationIsReturned() {
+        List<Map<String, Object>> table = Peers.latencyMedians(List.of(
+                mode("notify-alone", "LISTEN/NOTIFY alone (pgjdbc)", 1, List.of(steady(1000, 6, 50, 8000, 0)), null),
+                mode("notify-alone", "LISTEN/NOTIFY alone (pgjdbc)", 2, List.of(steady(1000, 8, 70, 8000, 0)), null)));
+
+        assertThat(table).singleElement().satisfies(row -> assertThat(row)
+                .containsEntry("endPoint", "notification received").containsEntry("p50Ms", 7.0).containsEntry("p99Ms", 60.0));
+    }
+
+    @Test
     void latencyMediansAreTakenPerSystemAndRateAcrossInterleavedRepetitions() {
         List<Map<String, Object>> modes = List.of(
                 mode("polling", "QueueBox polling 100 ms", 1, List.of(steady(200, 50, 100, 1600, 0), steady(1000, 60, 110, 8000, 0)), null),
