@@ -92,6 +92,50 @@ class PostgresInsertNotificationsTest {
     }
 
     @Test
+    void theListeningSessionReturnsEachNotificationAsItArrivesNotInPgjdbcsBatches() throws SQLException {
+        // pgjdbc kept reading while another message came within 1 ms: at 1,000 commits a second the first
+        // notification of a call came back tens of ms late (PromptNotificationReads).
+        subscription = notifications(settings).listen();
+
+        assertThat(((PostgresInsertNotifications.Session) subscription).readsPromptly()).isTrue();
+        assertThat(notifications(settings).description()).doesNotContain("pgjdbc");
+        try (Connection writer = db.dataSource.getConnection()) {
+            PostgresOutbox.jdbcWriter(settings).enqueue(writer, anEvent("order-prompt"));
+        }
+        assertThat(receivedWithin(Duration.ofSeconds(1))).isEqualTo(1);
+    }
+
+    @Test
+    void aDriverWhoseInternalsChangedStillListensAndTheDescriptionSaysWhyNotPromptly() throws SQLException {
+        PostgresInsertNotifications notifications = new PostgresInsertNotifications(() -> hidingPgjdbcInternals(
+                java.sql.DriverManager.getConnection(TestServices.postgresUrl())), settings);
+        subscription = notifications.listen();
+
+        assertThat(((PostgresInsertNotifications.Session) subscription).readsPromptly()).isFalse();
+        assertThat(notifications.description()).contains("notifications read as pgjdbc batches them")
+                .contains("SQLException: not a BaseConnection here");
+        try (Connection writer = db.dataSource.getConnection()) {
+            PostgresOutbox.jdbcWriter(settings).enqueue(writer, anEvent("order-batched"));
+        }
+        assertThat(receivedWithin(Duration.ofSeconds(1))).isEqualTo(1);
+    }
+
+    /** {@code connection}, refusing to unwrap to pgjdbc's BaseConnection, as a driver whose internals moved would. */
+    private static Connection hidingPgjdbcInternals(Connection connection) {
+        return (Connection) java.lang.reflect.Proxy.newProxyInstance(Connection.class.getClassLoader(),
+                new Class<?>[] {Connection.class}, (proxy, method, args) -> {
+                    if (method.getName().equals("unwrap") && args[0] == org.postgresql.core.BaseConnection.class) {
+                        throw new SQLException("not a BaseConnection here");
+                    }
+                    try {
+                        return method.invoke(connection, args);
+                    } catch (java.lang.reflect.InvocationTargetException e) {
+                        throw e.getCause();
+                    }
+                });
+    }
+
+    @Test
     void aRolledBackInsertNotifiesNothing() throws SQLException {
         subscription = notifications(settings).listen();
 
