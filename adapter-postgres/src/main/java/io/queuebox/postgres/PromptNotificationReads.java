@@ -32,18 +32,23 @@ final class PromptNotificationReads {
             Object stream = field(executor.getClass(), "pgStream").get(executor);
             field(stream.getClass(), "nextStreamAvailableCheckTime").setLong(stream, Long.MAX_VALUE);
             return Optional.empty();
-        } catch (SQLException | ReflectiveOperationException | RuntimeException e) {
+        } catch (SQLException | ReflectiveOperationException | RuntimeException | LinkageError e) {
+            // LinkageError: a pgjdbc whose module does not export org.postgresql.core; the session must still listen.
             return Optional.of(e.getClass().getSimpleName() + ": " + e.getMessage());
         }
     }
 
-    /** Whether {@link #apply} took on {@code connection}. */
+    /**
+     * Whether {@link #apply} took on {@code connection}: the time is set, and pgjdbc honours it (it checks every time
+     * when the least delay between checks is 0, as its replication streams set it).
+     */
     static boolean applied(Connection connection) {
         try {
             Object executor = connection.unwrap(BaseConnection.class).getQueryExecutor();
             Object stream = field(executor.getClass(), "pgStream").get(executor);
-            return field(stream.getClass(), "nextStreamAvailableCheckTime").getLong(stream) == Long.MAX_VALUE;
-        } catch (SQLException | ReflectiveOperationException | RuntimeException e) {
+            return field(stream.getClass(), "nextStreamAvailableCheckTime").getLong(stream) == Long.MAX_VALUE
+                    && field(stream.getClass(), "minStreamAvailableCheckDelay").getInt(stream) != 0;
+        } catch (SQLException | ReflectiveOperationException | RuntimeException | LinkageError e) {
             return false;
         }
     }

@@ -95,10 +95,11 @@ class PostgresInsertNotificationsTest {
     void theListeningSessionReturnsEachNotificationAsItArrivesNotInPgjdbcsBatches() throws SQLException {
         // pgjdbc kept reading while another message came within 1 ms: at 1,000 commits a second the first
         // notification of a call came back tens of ms late (PromptNotificationReads).
-        subscription = notifications(settings).listen();
+        InsertNotifications notifications = notifications(settings);
+        subscription = notifications.listen();
 
         assertThat(((PostgresInsertNotifications.Session) subscription).readsPromptly()).isTrue();
-        assertThat(notifications(settings).description()).doesNotContain("pgjdbc");
+        assertThat(notifications.description()).doesNotContain("pgjdbc");
         try (Connection writer = db.dataSource.getConnection()) {
             PostgresOutbox.jdbcWriter(settings).enqueue(writer, anEvent("order-prompt"));
         }
