@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.UUID;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 /**
  * A wake source the test triggers: {@link #wake()} calls the engine's listener on the calling thread, as a
@@ -45,13 +46,7 @@ public final class ManualWakeSource implements WakeSource {
      */
     public boolean wake(WakeReason reason) {
         Objects.requireNonNull(reason, "reason");
-        WakeListener current = listener;
-        if (current == null || closed) {
-            return false;
-        }
-        current.wake(reason);
-        delivered.incrementAndGet();
-        return true;
+        return deliver(current -> current.wake(reason));
     }
 
     /**
@@ -62,13 +57,7 @@ public final class ManualWakeSource implements WakeSource {
      */
     public boolean wakeFor(UUID eventId) {
         Objects.requireNonNull(eventId, "eventId");
-        WakeListener current = listener;
-        if (current == null || closed) {
-            return false;
-        }
-        current.wakeFor(WakeReason.CAPTURE, eventId);
-        delivered.incrementAndGet();
-        return true;
+        return deliver(current -> current.wakeFor(WakeReason.CAPTURE, eventId));
     }
 
     /**
@@ -85,11 +74,16 @@ public final class ManualWakeSource implements WakeSource {
             throw new IllegalArgumentException("eventIds must name at least one row; use wake() for an unnamed wake-up");
         }
         List<UUID> rows = List.copyOf(eventIds); // rejects a null id before anybody is woken
+        return deliver(current -> current.wakeFor(WakeReason.CAPTURE, rows));
+    }
+
+    /** Hands the wake-up to the listener, if one listens, and counts it. */
+    private boolean deliver(Consumer<WakeListener> wakeUp) {
         WakeListener current = listener;
         if (current == null || closed) {
             return false;
         }
-        current.wakeFor(WakeReason.CAPTURE, rows);
+        wakeUp.accept(current);
         delivered.incrementAndGet();
         return true;
     }
