@@ -28,8 +28,7 @@ final class PromptNotificationReads {
     /** Applies it to {@code connection}: empty when applied, else why not. */
     static Optional<String> apply(Connection connection) {
         try {
-            Object executor = connection.unwrap(BaseConnection.class).getQueryExecutor();
-            Object stream = field(executor.getClass(), "pgStream").get(executor);
+            Object stream = stream(connection);
             field(stream.getClass(), "nextStreamAvailableCheckTime").setLong(stream, Long.MAX_VALUE);
             return Optional.empty();
         } catch (SQLException | ReflectiveOperationException | RuntimeException | LinkageError e) {
@@ -44,13 +43,18 @@ final class PromptNotificationReads {
      */
     static boolean applied(Connection connection) {
         try {
-            Object executor = connection.unwrap(BaseConnection.class).getQueryExecutor();
-            Object stream = field(executor.getClass(), "pgStream").get(executor);
+            Object stream = stream(connection);
             return field(stream.getClass(), "nextStreamAvailableCheckTime").getLong(stream) == Long.MAX_VALUE
                     && field(stream.getClass(), "minStreamAvailableCheckDelay").getInt(stream) != 0;
         } catch (SQLException | ReflectiveOperationException | RuntimeException | LinkageError e) {
             return false;
         }
+    }
+
+    /** pgjdbc's {@code PGStream} of {@code connection}. */
+    private static Object stream(Connection connection) throws SQLException, ReflectiveOperationException {
+        Object executor = connection.unwrap(BaseConnection.class).getQueryExecutor();
+        return field(executor.getClass(), "pgStream").get(executor);
     }
 
     private static Field field(Class<?> type, String name) throws NoSuchFieldException {
