@@ -47,6 +47,7 @@ class ConnectorDialectPropertiesTest {
         assertThat(props.getProperty("table.include.list")).isEqualTo("public.queuebox_outbox");
         assertThat(props).doesNotContainKey("schema.history.internal");
         assertThat(dialect.outboxTopic("queuebox", settings)).isEqualTo("queuebox.public.queuebox_outbox");
+        assertThat(props.getProperty("max.batch.size")).as("a row leaves Debezium's queue as soon as it is read").isEqualTo("1");
     }
 
     @Test
@@ -77,6 +78,8 @@ class ConnectorDialectPropertiesTest {
                 .isEqualTo(state.toAbsolutePath().normalize().resolve("offsets.dat"));
         assertThat(props).doesNotContainKeys("slot.name", "publication.name", "plugin.name", "database.dbname");
         assertThat(dialect.outboxTopic("queuebox", settings)).isEqualTo("queuebox.Shop.dbo.queuebox_outbox");
+        // SQL Server's connector reads the change tables once per poll interval anyway: its rows wake delivery per poll.
+        assertThat(props).doesNotContainKey("max.batch.size");
         // The named classes are on the classpath, so the engine will find them.
         Class.forName(props.getProperty("connector.class"));
         Class.forName(props.getProperty("schema.history.internal"));

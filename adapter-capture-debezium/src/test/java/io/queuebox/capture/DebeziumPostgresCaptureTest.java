@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -73,9 +74,11 @@ class DebeziumPostgresCaptureTest {
     }
 
     /**
-     * The rows of one poll of the log reach delivery as one wake-up naming them all. One wake-up per row let each row
-     * after the first find no claim under way yet (the first row's worker had not started its claim) and wake a second
-     * worker, whose claim came back empty: 10-13 % of capture's claims at 200 events/s in the standard bench.
+     * The rows of one poll of the log reach delivery as one wake-up naming them all (SQL Server's polls, or a
+     * PostgreSQL connector given a larger {@code max.batch.size}). One wake-up per row of a poll let each row after the
+     * first find no claim under way yet (the first row's worker had not started its claim) and wake a second worker,
+     * whose claim came back empty: 10-13 % of capture's claims at 200 events/s in the standard bench, when every poll
+     * waited out its interval and so held the rows of several commits.
      */
     @Test
     void theRowsOfOnePollWakeDeliveryOnceNamingEveryRow() throws Exception {
@@ -83,7 +86,7 @@ class DebeziumPostgresCaptureTest {
         // Polls 500 ms apart: the log's reader has time to queue the 50 rows before a poll takes them (10 ms apart it
         // spread them over about 5 polls here; more on a busy machine).
         DebeziumCapture capture = DebeziumCapture.builder().credentials(db.user, "")
-                .pollInterval(Duration.ofMillis(500)).build();
+                .pollInterval(Duration.ofMillis(500)).debeziumProperties(Map.of("max.batch.size", "2048")).build();
         RecordingEvents events = new RecordingEvents();
         start(capture.create(settings, CaptureIdentity.random()), events);
         int base = awaitStreaming(events);
@@ -99,6 +102,30 @@ class DebeziumPostgresCaptureTest {
                 .isBetween(1, 10);
         assertThat(capture.statistics().wakeEvents()).as("rows that may wake delivery are still counted one by one")
                 .isEqualTo(events.wakes.get());
+    }
+
+    /**
+     * By default a PostgreSQL connector hands each row over as soon as it reads it (one record per poll): the rows of a
+     * commit wake delivery one by one, in commit order, each naming its row. The price of not waiting for a poll to
+     * fill: a commit of several rows may wake a second idle worker before the first one's claim has started.
+     */
+    @Test
+    void byDefaultEachRowWakesDeliveryAsSoonAsItIsRead() throws Exception {
+        CaptureSettings settings = db.settings("qb_slot_" + db.database.substring(11), stateDir);
+        // A poll interval long enough for the reader to queue all 20 rows before a poll that waited for it ended.
+        DebeziumCapture capture = DebeziumCapture.builder().credentials(db.user, "")
+                .pollInterval(Duration.ofMillis(500)).build();
+        RecordingEvents events = new RecordingEvents();
+        start(capture.create(settings, CaptureIdentity.random()), events);
+        int base = awaitStreaming(events);
+        int callsBefore = events.calls.get();
+
+        List<UUID> inserted = db.insertInOneTransaction(20);
+        await().atMost(Duration.ofSeconds(30)).until(() -> events.wakes.get() >= base + 20);
+
+        assertThat(events.named.subList(base, events.named.size())).containsExactlyElementsOf(inserted);
+        assertThat(events.calls.get() - callsBefore).as("one wake-up per row (one poll with Debezium's default batch)")
+                .isEqualTo(20);
     }
 
     @Test
