@@ -266,7 +266,8 @@ public final class BenchCommand implements Callable<Integer> {
                 out.println("Idle cost and steady rate (relay: workers " + Latency.WORKERS + ", batch 500, ordering on; consumer on RabbitMQ; "
                         + reps + " interleaved repetition(s))");
                 Latency latency = new Latency(db, brokers, store, out);
-                DebeziumAlone debezium = new DebeziumAlone(db, brokers, out);
+                DebeziumAlone debezium = new DebeziumAlone(db, brokers, out, null);
+                DebeziumAlone debeziumPrompt = new DebeziumAlone(db, brokers, out, 1);
                 NotifyAlone notifyAlone = new NotifyAlone(db, brokers, out);
                 List<Map<String, Object>> modes = new ArrayList<>();
                 Duration idle = Duration.ofSeconds(idleSeconds);
@@ -292,6 +293,7 @@ public final class BenchCommand implements Callable<Integer> {
                         }
                         if (!noPeers) {
                             modes.add(rep(rep, debezium.run(peerRates, warmup, measure)));
+                            modes.add(rep(rep, debeziumPrompt.run(peerRates, warmup, measure)));
                             modes.add(rep(rep, notifyAlone.run(peerRates, warmup, measure)));
                         }
                     }
@@ -444,7 +446,8 @@ public final class BenchCommand implements Callable<Integer> {
                 + " SELECT … FOR UPDATE SKIP LOCKED and an UPDATE per entry); the method is a no-op or publishes and waits for the"
                 + " broker's ack (RabbitMQ confirm, Kafka send().get()); no ordering; its per-entry INFO logging off (WARN). Debezium alone: embedded PostgresConnector,"
                 + " pgoutput, poll " + Latency.CAPTURE_POLL.toMillis() + " ms, publication WITH (publish = 'insert') on "
-                + DebeziumAlone.TABLE + ", offsets in a file; its handler publishes each event to RabbitMQ and waits for the batch's confirms."
+                + DebeziumAlone.TABLE + ", offsets in a file; its handler publishes each event to RabbitMQ and waits for the batch's confirms;"
+                + " two cells: Debezium's default max.batch.size (2048) and max.batch.size 1 (as QueueBox's capture reads the log)."
                 + " LISTEN/NOTIFY alone: a row trigger on " + NotifyAlone.TABLE + " notifies each row's event id, one session"
                 + " listens with pgjdbc's getNotifications(500 ms), as QueueBox's wake source does; commit → notification returned");
         settings.put("peerRows", peerRows);

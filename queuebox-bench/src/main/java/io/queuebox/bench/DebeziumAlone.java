@@ -28,6 +28,10 @@ import org.apache.kafka.connect.source.SourceRecord;
  * the outbox's shape ({@code bench_capture}) published {@code WITH (publish = 'insert')}. Producers commit one
  * plain INSERT per transaction (the outbox's columns, no QueueBox writer, no insert trigger).
  *
+ * <p>Two cells: Debezium's default {@code max.batch.size} (2,048: a poll of its queue waits out the poll interval
+ * unless that many records came), what a user of Debezium alone runs; and {@code max.batch.size=1}, the setting
+ * QueueBox's capture reads the log with, so that the comparison also shows what the setting alone is worth.
+ *
  * <p>Two observations per event: when the change event reaches the batch handler ({@code received}: commit →
  * change event, the floor), and, because the handler then publishes each event to RabbitMQ (persistent, the event
  * id as message id) and waits for the confirms of the batch before it marks the batch processed, when the bench's
@@ -42,11 +46,18 @@ final class DebeziumAlone {
     private final BenchDatabase db;
     private final Brokers brokers;
     private final PrintStream out;
+    private final Integer maxBatchSize;
 
-    DebeziumAlone(BenchDatabase db, Brokers brokers, PrintStream out) {
+    /** {@code maxBatchSize}: Debezium's {@code max.batch.size}, or null for its default. */
+    DebeziumAlone(BenchDatabase db, Brokers brokers, PrintStream out, Integer maxBatchSize) {
         this.db = db;
         this.brokers = brokers;
         this.out = out;
+        this.maxBatchSize = maxBatchSize;
+    }
+
+    private String system() {
+        return maxBatchSize == null ? "Debezium alone" : "Debezium alone, max.batch.size " + maxBatchSize;
     }
 
     Map<String, Object> run(int[] rates, Duration warmup, Duration measure) throws Exception {
@@ -115,7 +126,7 @@ final class DebeziumAlone {
         ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, "debezium-alone"));
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("mode", "debezium");
-        result.put("system", "Debezium alone");
+        result.put("system", system());
         result.put("capturePollMs", Latency.CAPTURE_POLL.toMillis());
         try {
             executor.execute(engine);
@@ -128,10 +139,10 @@ final class DebeziumAlone {
                 Map<String, Map<String, Long>> observers = new LinkedHashMap<>();
                 observers.put("received", received);
                 observers.put("consumed", consumed);
-                Map<String, Map<String, Object>> rows = Steady.run("Debezium alone", rate, warmup, measure, this::session,
+                Map<String, Map<String, Object>> rows = Steady.run(system(), rate, warmup, measure, this::session,
                         observers, out, brokers::rabbitDiagnostic, Steady.WINDOW, Steady.EXTENDED_WAIT);
                 if (failure.get() != null) {
-                    throw new IllegalStateException("Debezium alone failed", failure.get());
+                    throw new IllegalStateException(system() + " failed", failure.get());
                 }
                 receivedRows.add(rows.get("received"));
                 consumedRows.add(rows.get("consumed"));
@@ -183,6 +194,9 @@ final class DebeziumAlone {
         props.setProperty("offset.storage.file.filename", offsets.toString());
         props.setProperty("offset.flush.interval.ms", "5000");
         props.setProperty("errors.max.retries", "0");
+        if (maxBatchSize != null) {
+            props.setProperty("max.batch.size", Integer.toString(maxBatchSize));
+        }
         return props;
     }
 
