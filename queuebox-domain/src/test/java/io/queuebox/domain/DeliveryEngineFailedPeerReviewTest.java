@@ -265,8 +265,10 @@ class DeliveryEngineFailedPeerReviewTest {
         EngineHarness.pause(3_000);
         int calls = publisher.calls.get() - before;
         double pauses = (System.nanoTime() - start) / (double) OUTAGE_PAUSE.toNanos();
+        // 1.7 per pause: before the fix it was 2 (29-30 in 15); a CI run with other work on the cores counted 22 in 15
+        // at 2 workers, depth 2 (1.47), where an idle machine counts 14-15.
         assertThat((double) calls).as("publishes in %.0f error pauses (threads %s)", pauses, publisher.threads)
-                .isLessThan(1.4 * pauses);
+                .isLessThan(1.7 * pauses);
     }
 
     /**
