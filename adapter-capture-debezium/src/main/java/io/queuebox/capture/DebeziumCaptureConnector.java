@@ -76,10 +76,11 @@ final class DebeziumCaptureConnector implements CaptureConnector {
     }
 
     /**
-     * One wake-up per poll of the log, naming every inserted row in it. Woken row by row, a worker woken for the
-     * first row has not started its claim when the next row is reported, so that row wakes a second worker, whose
-     * claim then finds the rows taken. The wake-up comes before the offsets are marked: a crash in between reports
-     * the rows again (a spurious wake-up), never loses one.
+     * One wake-up per poll of the log, naming every inserted row in it: a poll that holds several rows (SQL Server's,
+     * or a larger {@code max.batch.size}) would otherwise wake a second worker for the second row before the first
+     * row's worker has started its claim, and that claim finds the rows taken. On PostgreSQL a poll holds one record
+     * (PostgresLogicalDialect). The wake-up comes before the offsets are marked: a crash in between reports the rows
+     * again (a spurious wake-up), never loses one.
      */
     private void onBatch(List<RecordChangeEvent<SourceRecord>> batch,
             DebeziumEngine.RecordCommitter<RecordChangeEvent<SourceRecord>> committer, Events events)

@@ -112,9 +112,11 @@ class DebeziumPostgresCaptureTest {
     @Test
     void byDefaultEachRowWakesDeliveryAsSoonAsItIsRead() throws Exception {
         CaptureSettings settings = db.settings("qb_slot_" + db.database.substring(11), stateDir);
-        // A poll interval long enough for the reader to queue all 20 rows before a poll that waited for it ended.
+        // With Debezium's default batch, a poll 200 ms long would hold all 20 rows (they are read within a millisecond
+        // of each other); the interval stays under awaitStreaming's 500 ms settle, which the reader's pause on an
+        // empty log (one interval) must not outlast.
         DebeziumCapture capture = DebeziumCapture.builder().credentials(db.user, "")
-                .pollInterval(Duration.ofMillis(500)).build();
+                .pollInterval(Duration.ofMillis(200)).build();
         RecordingEvents events = new RecordingEvents();
         start(capture.create(settings, CaptureIdentity.random()), events);
         int base = awaitStreaming(events);
