@@ -16,10 +16,10 @@ import java.util.Properties;
  * capture of one process, so its {@link #statistics()} span restarts.
  *
  * <p>Defaults: poll interval 20 ms (how long the connector's reader pauses when it finds the log empty, and on SQL
- * Server the longest a new row waits in Debezium's queue; lower costs CPU while idle), heartbeat every 10 s (so a slot on a busy database advances while the outbox is quiet),
- * offsets flushed every 5 s (after a crash the connector re-emits at most that much, which costs a
- * spurious wake-up, never a message), {@code snapshot.mode=no_data} (delivery finds existing rows
- * through SQL at start, so a snapshot would only repeat wake-ups).
+ * Server the longest a new row waits in Debezium's queue; lower costs CPU while idle), heartbeat every 10 s (so a
+ * slot on a busy database advances while the outbox is quiet), offsets flushed every 5 s (after a crash the
+ * connector re-emits at most that much, which costs a spurious wake-up, never a message), {@code snapshot.mode=no_data}
+ * (delivery finds existing rows through SQL at start, so a snapshot would only repeat wake-ups).
  *
  * <p>What differs between databases is a {@link ConnectorDialect}: {@code postgres-logical} (pgoutput on
  * the user's publication) or {@code sqlserver-cdc} (the CDC change tables; connection encrypted by default).

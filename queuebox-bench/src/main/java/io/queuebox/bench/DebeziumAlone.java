@@ -47,6 +47,7 @@ final class DebeziumAlone {
     private final Brokers brokers;
     private final PrintStream out;
     private final Integer maxBatchSize;
+    private final String system;
 
     /** {@code maxBatchSize}: Debezium's {@code max.batch.size}, or null for its default. */
     DebeziumAlone(BenchDatabase db, Brokers brokers, PrintStream out, Integer maxBatchSize) {
@@ -54,10 +55,7 @@ final class DebeziumAlone {
         this.brokers = brokers;
         this.out = out;
         this.maxBatchSize = maxBatchSize;
-    }
-
-    private String system() {
-        return maxBatchSize == null ? "Debezium alone" : "Debezium alone, max.batch.size " + maxBatchSize;
+        this.system = maxBatchSize == null ? "Debezium alone" : "Debezium alone, max.batch.size " + maxBatchSize;
     }
 
     Map<String, Object> run(int[] rates, Duration warmup, Duration measure) throws Exception {
@@ -126,7 +124,7 @@ final class DebeziumAlone {
         ExecutorService executor = Executors.newSingleThreadExecutor(r -> new Thread(r, "debezium-alone"));
         Map<String, Object> result = new LinkedHashMap<>();
         result.put("mode", "debezium");
-        result.put("system", system());
+        result.put("system", system);
         result.put("capturePollMs", Latency.CAPTURE_POLL.toMillis());
         try {
             executor.execute(engine);
@@ -139,10 +137,10 @@ final class DebeziumAlone {
                 Map<String, Map<String, Long>> observers = new LinkedHashMap<>();
                 observers.put("received", received);
                 observers.put("consumed", consumed);
-                Map<String, Map<String, Object>> rows = Steady.run(system(), rate, warmup, measure, this::session,
+                Map<String, Map<String, Object>> rows = Steady.run(system, rate, warmup, measure, this::session,
                         observers, out, brokers::rabbitDiagnostic, Steady.WINDOW, Steady.EXTENDED_WAIT);
                 if (failure.get() != null) {
-                    throw new IllegalStateException(system() + " failed", failure.get());
+                    throw new IllegalStateException(system + " failed", failure.get());
                 }
                 receivedRows.add(rows.get("received"));
                 consumedRows.add(rows.get("consumed"));
