@@ -67,13 +67,10 @@ final class PostgresOutboxStore implements OutboxStore {
      */
     private final ReentrantLock orderedChoice = new ReentrantLock();
     /**
-     * Whether this store's latest held ordered claim came back full: a backlog that other relays may be claiming too.
-     * Only then does a claim take the turn among processes (two statements more, about 0.2 ms): an idle relay's claim
-     * stays one statement, and a partial batch of live traffic rarely meets another relay's choice. Not after a claim
-     * that found every due row held elsewhere: the next one most likely finds the same, after walking the head of
-     * every aggregate (12 ms over 1,000 on an idle machine), and in the turn it kept the relays that hold those rows
-     * from choosing their next batches meanwhile (four relays: 12-16 s of waits for the turn per scale-out run, against
-     * 0.3-1.9 s without; docs/performance.md).
+     * Whether this store's latest held ordered claim came back full, or found every due row held elsewhere: a backlog
+     * that other relays may be claiming too. Only then does a claim take the turn among processes (two statements
+     * more, about 0.2 ms): an idle relay's claim stays one statement, and a partial batch of live traffic rarely
+     * meets another relay's choice.
      */
     private volatile boolean backlogSeen;
 
@@ -186,7 +183,7 @@ final class PostgresOutboxStore implements OutboxStore {
             } while (again && claimed.size() < request.maxRows() && rounds < MAX_CLAIM_ROUNDS
                     && System.nanoTime() < roundsUntil);
             if (request.ordering() == Ordering.PER_AGGREGATE) {
-                backlogSeen = claimed.size() >= request.maxRows();
+                backlogSeen = claimed.size() >= request.maxRows() || (claimed.isEmpty() && heldElsewhere);
             }
             if (claimed.isEmpty()) {
                 endEmpty(handle, parkedAny); // rows parked at claim, or nothing at all

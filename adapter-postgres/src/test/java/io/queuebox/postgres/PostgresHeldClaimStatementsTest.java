@@ -93,33 +93,6 @@ class PostgresHeldClaimStatementsTest {
         store.release(next.lease(), next.deliveries().stream().map(d -> d.eventId()).toList());
     }
 
-    /**
-     * A claim that found every due row held elsewhere walked the head of every aggregate: in the turn among processes,
-     * it kept the relays holding those rows from choosing meanwhile. The claim after it takes no turn (one statement
-     * while it finds the same); on main it took the turn, three statements more.
-     */
-    @Test
-    void anOrderedClaimAfterOneThatFoundEveryRowHeldElsewhereTakesNoTurn() {
-        for (int i = 0; i < 12; i++) {
-            db.insertRow(settings, "agg-" + i, "OrderPlaced", "{}");
-        }
-        ClaimBatch full = store.claim(request(Ordering.PER_AGGREGATE));
-        assertThat(full.deliveries()).hasSize(10);
-        OutboxStore otherRelay = PostgresOutbox.store(db.dataSource, settings);
-        ClaimBatch rest = otherRelay.claim(request(Ordering.PER_AGGREGATE));
-        assertThat(rest.deliveries()).hasSize(2);
-        db.insertRow(settings, "agg-0", "OrderShipped", "{}");
-
-        ClaimBatch heldElsewhere = store.claim(request(Ordering.PER_AGGREGATE));
-        assertThat(heldElsewhere.heldElsewhere()).as("every due row held by the two batches").isTrue();
-        statements.set(0);
-        assertThat(store.claim(request(Ordering.PER_AGGREGATE)).heldElsewhere()).isTrue();
-        assertThat(statements.get()).as("statements of the claim after it: choose only").isEqualTo(1);
-
-        store.release(full.lease(), full.deliveries().stream().map(d -> d.eventId()).toList());
-        otherRelay.release(rest.lease(), rest.deliveries().stream().map(d -> d.eventId()).toList());
-    }
-
     private static ClaimRequest request(Ordering ordering) {
         return new ClaimRequest("relay", 10, Duration.ofSeconds(30), ordering, ParkingPolicy.HOLD_AGGREGATE);
     }
