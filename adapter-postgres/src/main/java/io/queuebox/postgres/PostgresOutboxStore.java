@@ -279,10 +279,11 @@ final class PostgresOutboxStore implements OutboxStore {
         if (ordered) {
             return lockOrderedRound(handle, request, token, maxRows, taken);
         }
-        List<Claimed> claimed = plain(handle.createQuery(sql.lockUnordered))
+        List<Claimed> claimed = plain(handle.createQuery(IndexPlans.under(sql.lockUnordered)))
                 .bind("maxRows", maxRows)
                 .bind("millis", holdMillis(request.leaseLength()))
                 .bindArray("taken", UUID.class, taken)
+                .execute(IndexPlans.rows())
                 .map((rs, ctx) -> claimed(rs, token, false)).list();
         if (claimed.isEmpty()) {
             return new Round(List.of(), false);
@@ -321,12 +322,13 @@ final class PostgresOutboxStore implements OutboxStore {
     /** The body of {@link #lockOrderedRound}, in this claim's turn to choose (given up before parking at claim). */
     private Round chooseAndLock(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken,
                                 Choice choice) {
-        List<Claimed> chosen = plain(handle.createQuery(sql.chooseOrdered))
+        List<Claimed> chosen = plain(handle.createQuery(IndexPlans.under(sql.chooseOrdered)))
                 .bind("maxRows", maxRows)
                 .bind("millis", holdMillis(request.leaseLength()))
                 .bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
                 .bind("window", OutboxSql.claimWindow(maxRows))
                 .bindArray("taken", UUID.class, taken)
+                .execute(IndexPlans.rows())
                 .map((rs, ctx) -> claimed(rs, token, true))
                 .collect(Collectors.toCollection(ArrayList::new));
         if (chosen.removeIf(Claimed::marker)) {
@@ -533,9 +535,10 @@ final class PostgresOutboxStore implements OutboxStore {
 
     /** Parks the rows nobody else locks; answers those it parked. */
     private Set<UUID> parkHeld(Handle handle, List<Claimed> undeliverable) {
-        return plain(handle.createQuery(sql.parkHeld))
+        return plain(handle.createQuery(IndexPlans.under(sql.parkHeld)))
                 .bindArray("ids", UUID.class, undeliverable.stream().map(Claimed::eventId).toList())
                 .bindArray("reasons", String.class, undeliverable.stream().map(c -> storable(c.undeliverable())).toList())
+                .execute(IndexPlans.rows())
                 .mapTo(UUID.class).set();
     }
 
@@ -598,7 +601,7 @@ final class PostgresOutboxStore implements OutboxStore {
 
     private Round claimRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows) {
         boolean ordered = request.ordering() == Ordering.PER_AGGREGATE;
-        var query = plain(handle.createQuery(ordered ? sql.claimOrdered : sql.claimUnordered))
+        var query = plain(handle.createQuery(IndexPlans.under(ordered ? sql.claimOrdered : sql.claimUnordered)))
                 .bind("maxRows", maxRows)
                 .bind("owner", request.owner())
                 .bind("token", token.value())
@@ -607,7 +610,7 @@ final class PostgresOutboxStore implements OutboxStore {
             query.bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
                     .bind("window", OutboxSql.claimWindow(maxRows));
         }
-        List<Claimed> claimed = query.map((rs, ctx) -> claimed(rs, token, ordered))
+        List<Claimed> claimed = query.execute(IndexPlans.rows()).map((rs, ctx) -> claimed(rs, token, ordered))
                 .collect(Collectors.toCollection(ArrayList::new));
         if (claimed.removeIf(Claimed::marker)) {
             return Round.HELD_ELSEWHERE;
@@ -781,7 +784,7 @@ final class PostgresOutboxStore implements OutboxStore {
                     settings.deleteOnSend() ? sql.deleteSentHeld : sql.markSentHeld))
                     .bindArray("ids", UUID.class, mine).execute());
         }
-        return update(settings.deleteOnSend() ? sql.deleteSent : sql.markSent, statement -> statement
+        return indexedUpdate(settings.deleteOnSend() ? sql.deleteSent : sql.markSent, statement -> statement
                 .bind("token", lease.value())
                 .bindArray("ids", UUID.class, eventIds));
     }
@@ -812,7 +815,7 @@ final class PostgresOutboxStore implements OutboxStore {
             delays.add(micros(retry.delay()));
             reasons.add(storable(retry.reason()));
         }
-        return update(sql.reschedule, statement -> statement
+        return indexedUpdate(sql.reschedule, statement -> statement
                 .bind("token", lease.value())
                 .bindArray("ids", UUID.class, ids)
                 .bindArray("delays", Long.class, delays)
@@ -842,7 +845,7 @@ final class PostgresOutboxStore implements OutboxStore {
             ids.add(parking.eventId());
             reasons.add(storable(parking.reason()));
         }
-        return update(sql.park, statement -> statement
+        return indexedUpdate(sql.park, statement -> statement
                 .bind("token", lease.value())
                 .bindArray("ids", UUID.class, ids)
                 .bindArray("reasons", String.class, reasons));
@@ -860,7 +863,7 @@ final class PostgresOutboxStore implements OutboxStore {
             return resolveHeld(lease, eventIds, (handle, mine) -> plain(handle.createQuery("SELECT 1"))
                     .mapTo(Integer.class).one());
         }
-        return update(sql.release, statement -> statement
+        return indexedUpdate(sql.release, statement -> statement
                 .bind("token", lease.value())
                 .bindArray("ids", UUID.class, eventIds));
     }
@@ -880,7 +883,7 @@ final class PostgresOutboxStore implements OutboxStore {
             }
             return owned;
         }
-        return update(sql.renew, statement -> statement
+        return indexedUpdate(sql.renew, statement -> statement
                 .bind("token", lease.value())
                 .bind("leaseMicros", micros(leaseLength)));
     }
@@ -911,7 +914,8 @@ final class PostgresOutboxStore implements OutboxStore {
      */
     @Override
     public Optional<Duration> timeUntilNextDue() {
-        Optional<Duration> onTable = jdbi.withHandle(handle -> plain(handle.createQuery(sql.timeUntilNextDue))
+        Optional<Duration> onTable = jdbi.withHandle(handle -> plain(handle.createQuery(IndexPlans.under(sql.timeUntilNextDue)))
+                .execute(IndexPlans.rows())
                 .map((rs, ctx) -> {
                     long micros = rs.getLong("micros");
                     if (rs.wasNull()) {
@@ -931,7 +935,7 @@ final class PostgresOutboxStore implements OutboxStore {
     @Override
     public int purgeSent(Duration retention, int maxRows) {
         StoreArguments.purge(retention, maxRows);
-        return update(sql.purgeSent, statement -> statement
+        return indexedUpdate(sql.purgeSent, statement -> statement
                 .bind("retentionMicros", micros(retention))
                 .bind("maxRows", maxRows));
     }
@@ -979,6 +983,12 @@ final class PostgresOutboxStore implements OutboxStore {
 
     private int update(String statementSql, Function<Update, Update> binder) {
         return jdbi.withHandle(handle -> binder.apply(plain(handle.createUpdate(statementSql))).execute());
+    }
+
+    /** A delivery statement on the outbox, kept to its indexes ({@link IndexPlans}). */
+    private int indexedUpdate(String statementSql, Function<Update, Update> binder) {
+        return jdbi.withHandle(handle -> binder.apply(plain(handle.createUpdate(IndexPlans.under(statementSql))))
+                .execute(IndexPlans.updateCount()));
     }
 
     private static String condition(ReplaySelector selector) {

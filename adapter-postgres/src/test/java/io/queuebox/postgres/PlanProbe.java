@@ -46,7 +46,10 @@ final class PlanProbe {
     record Plan(String text, long rows, long buffers) {
     }
 
-    /** The statement's plan as it ran, with its named parameters written in as literals (others ignored); rolled back. */
+    /**
+     * The statement's plan as it ran, under the store's planner settings, with its named parameters written in as
+     * literals (others ignored); rolled back.
+     */
     static Plan explain(TestDatabase db, String statementSql, Object... parameters) throws SQLException {
         String text = statementSql;
         for (int i = 0; i < parameters.length; i += 2) {
@@ -59,6 +62,10 @@ final class PlanProbe {
         StringBuilder plan = new StringBuilder();
         try (Connection connection = db.dataSource.getConnection()) {
             connection.setAutoCommit(false);
+            try (Statement statement = connection.createStatement()) {
+                // As the store runs it: kept to the indexes (IndexPlans).
+                statement.executeQuery(IndexPlans.SETTINGS).close();
+            }
             try (Statement statement = connection.createStatement();
                  ResultSet rs = statement.executeQuery("EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) " + text)) {
                 while (rs.next()) {
