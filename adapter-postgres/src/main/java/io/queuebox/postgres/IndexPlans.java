@@ -46,14 +46,21 @@ final class IndexPlans {
         return (statement, context) -> ResultBearing.of(() -> rows(statement, context), context);
     }
 
-    /** The update count of a statement built with {@link #under}. */
+    /**
+     * The update count of a statement built with {@link #under}. The statement is closed once the count is read, as
+     * Jdbi's own update count does, not when its handle closes: a held claim's handle lives as long as its batch.
+     */
     static ResultProducer<Integer> updateCount() {
         return (statement, context) -> {
-            PreparedStatement executed = statement.get();
-            if (executed.getMoreResults() || executed.getUpdateCount() < 0) {
-                throw new NoResultsException("no update count after the planner settings", context);
+            try {
+                PreparedStatement executed = statement.get();
+                if (executed.getMoreResults() || executed.getUpdateCount() < 0) {
+                    throw new NoResultsException("no update count after the planner settings", context);
+                }
+                return executed.getUpdateCount();
+            } finally {
+                context.close();
             }
-            return executed.getUpdateCount();
         };
     }
 
