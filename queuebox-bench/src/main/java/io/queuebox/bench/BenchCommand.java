@@ -131,7 +131,7 @@ public final class BenchCommand implements Callable<Integer> {
             + " peers run unless --no-peers).")
     List<String> latencyModes;
 
-    @Option(names = "--only", split = ",", description = "Workloads to run: drain, matrix, latency, peers, backlog, scale, inbox (default all).")
+    @Option(names = "--only", split = ",", description = "Workloads to run: drain, matrix, latency, peers, backlog, scale, inbox, quiet (default all).")
     List<String> only;
 
     @Option(names = "--results-dir", defaultValue = "bench/results", description = "Where <date>.json and <date>.md go (default ${DEFAULT-VALUE}).")
@@ -184,7 +184,7 @@ public final class BenchCommand implements Callable<Integer> {
             inboxMessages = 1000;
             noKafka = noKafka || kafkaBootstrap == null;
             if (only == null) {
-                only = List.of("drain", "latency", "peers", "backlog", "inbox");
+                only = List.of("drain", "latency", "peers", "backlog", "inbox", "quiet");
             }
         }
         long started = System.nanoTime();
@@ -328,6 +328,10 @@ public final class BenchCommand implements Callable<Integer> {
             if (runs("inbox")) {
                 out.println("Inbox overhead (per message: business row alone, or inbox entry + business row; one transaction each)");
                 results.put("inbox", new InboxOverhead(db, out).run(inboxMessages, inboxThreads, reps, aggregates));
+            }
+            if (runs("quiet")) {
+                out.println("A backlog after a quiet spell (one connection, ordered held claims of 500, no broker)");
+                results.put("quiet", new QuietThenBurst(db, out).run(smoke ? 2_000 : 40_000, aggregates, 60));
             }
             Children children = new Children(db, brokers, out);
             if (runs("backlog")) {

@@ -201,6 +201,17 @@ final class Report {
             md.append("inbox ÷ plain: ").append(inbox.get("ratio")).append("; overhead ").append(inbox.get("overheadMicrosPerMessage"))
                     .append(" µs per message.\n\n");
         }
+        if (results.get("quiet") != null) {
+            Map<String, Object> quiet = map(results.get("quiet"));
+            md.append("#### A backlog after a quiet spell\n\n").append("One connection claims ").append("a trickle of 15 events")
+                    .append(" one at a time on an emptied, vacuumed outbox, then drains a backlog of ").append(quiet.get("backlogRows"))
+                    .append(" rows over ").append(quiet.get("aggregates")).append(" aggregates with ordered held claims of ")
+                    .append(quiet.get("batch")).append(", each marked sent (no broker; stopped after ").append(quiet.get("maxSeconds"))
+                    .append(" s).\n\n| drained | seconds | rows/s | claims | first claim ms | median claim ms |\n")
+                    .append("| ---: | ---: | ---: | ---: | ---: | ---: |\n");
+            md.append(String.format(Locale.ROOT, "| %s | %s | %s | %s | %s | %s |%n%n", quiet.get("drained"), quiet.get("seconds"),
+                    quiet.get("rowsPerSecond"), quiet.get("claims"), quiet.get("firstClaimMillis"), quiet.get("medianClaimMillis")));
+        }
         List<Map<String, Object>> modes = list("latency");
         if (!modes.isEmpty()) {
             md.append("#### Idle cost\n\n| mode | wake interval | relay statements/s | per wake interval | database transactions/s |\n");
