@@ -41,6 +41,7 @@ import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Function;
 import org.jdbi.v3.core.Handle;
 import org.jdbi.v3.core.Jdbi;
+import org.jdbi.v3.core.statement.Query;
 import org.jdbi.v3.core.statement.SqlStatement;
 import org.jdbi.v3.core.statement.TemplateEngine;
 import org.jdbi.v3.core.statement.Update;
@@ -57,6 +58,8 @@ final class PostgresOutboxStore implements OutboxStore {
     private final PostgresOutboxSettings settings;
     private final OutboxSql sql;
     private final Map<LeaseToken, HeldClaim> held = new ConcurrentHashMap<>();
+    /** Each delivery statement with the planner settings ahead of it ({@link IndexPlans}), made once, not per call. */
+    private final Map<String, String> indexed = new ConcurrentHashMap<>();
     /**
      * Held ordered claims of this store choose and lock one at a time. The choice locks nothing, so two claims
      * that chose at once chose the same rows, and the one that locked second found them taken and chose again:
@@ -279,7 +282,7 @@ final class PostgresOutboxStore implements OutboxStore {
         if (ordered) {
             return lockOrderedRound(handle, request, token, maxRows, taken);
         }
-        List<Claimed> claimed = plain(handle.createQuery(IndexPlans.under(sql.lockUnordered)))
+        List<Claimed> claimed = indexedQuery(handle, sql.lockUnordered)
                 .bind("maxRows", maxRows)
                 .bind("millis", holdMillis(request.leaseLength()))
                 .bindArray("taken", UUID.class, taken)
@@ -322,7 +325,7 @@ final class PostgresOutboxStore implements OutboxStore {
     /** The body of {@link #lockOrderedRound}, in this claim's turn to choose (given up before parking at claim). */
     private Round chooseAndLock(Handle handle, ClaimRequest request, LeaseToken token, int maxRows, List<UUID> taken,
                                 Choice choice) {
-        List<Claimed> chosen = plain(handle.createQuery(IndexPlans.under(sql.chooseOrdered)))
+        List<Claimed> chosen = indexedQuery(handle, sql.chooseOrdered)
                 .bind("maxRows", maxRows)
                 .bind("millis", holdMillis(request.leaseLength()))
                 .bind("parkedHolds", request.parkingPolicy() == ParkingPolicy.HOLD_AGGREGATE)
@@ -535,7 +538,7 @@ final class PostgresOutboxStore implements OutboxStore {
 
     /** Parks the rows nobody else locks; answers those it parked. */
     private Set<UUID> parkHeld(Handle handle, List<Claimed> undeliverable) {
-        return plain(handle.createQuery(IndexPlans.under(sql.parkHeld)))
+        return indexedQuery(handle, sql.parkHeld)
                 .bindArray("ids", UUID.class, undeliverable.stream().map(Claimed::eventId).toList())
                 .bindArray("reasons", String.class, undeliverable.stream().map(c -> storable(c.undeliverable())).toList())
                 .execute(IndexPlans.rows())
@@ -601,7 +604,7 @@ final class PostgresOutboxStore implements OutboxStore {
 
     private Round claimRound(Handle handle, ClaimRequest request, LeaseToken token, int maxRows) {
         boolean ordered = request.ordering() == Ordering.PER_AGGREGATE;
-        var query = plain(handle.createQuery(IndexPlans.under(ordered ? sql.claimOrdered : sql.claimUnordered)))
+        var query = indexedQuery(handle, ordered ? sql.claimOrdered : sql.claimUnordered)
                 .bind("maxRows", maxRows)
                 .bind("owner", request.owner())
                 .bind("token", token.value())
@@ -914,7 +917,7 @@ final class PostgresOutboxStore implements OutboxStore {
      */
     @Override
     public Optional<Duration> timeUntilNextDue() {
-        Optional<Duration> onTable = jdbi.withHandle(handle -> plain(handle.createQuery(IndexPlans.under(sql.timeUntilNextDue)))
+        Optional<Duration> onTable = jdbi.withHandle(handle -> indexedQuery(handle, sql.timeUntilNextDue)
                 .execute(IndexPlans.rows())
                 .map((rs, ctx) -> {
                     long micros = rs.getLong("micros");
@@ -985,10 +988,15 @@ final class PostgresOutboxStore implements OutboxStore {
         return jdbi.withHandle(handle -> binder.apply(plain(handle.createUpdate(statementSql))).execute());
     }
 
+    /** A delivery statement on the outbox, kept to its indexes ({@link IndexPlans}); run it with {@link IndexPlans#rows}. */
+    private Query indexedQuery(Handle handle, String statementSql) {
+        return plain(handle.createQuery(indexed.computeIfAbsent(statementSql, IndexPlans::under)));
+    }
+
     /** A delivery statement on the outbox, kept to its indexes ({@link IndexPlans}). */
     private int indexedUpdate(String statementSql, Function<Update, Update> binder) {
-        return jdbi.withHandle(handle -> binder.apply(plain(handle.createUpdate(IndexPlans.under(statementSql))))
-                .execute(IndexPlans.updateCount()));
+        return jdbi.withHandle(handle -> binder.apply(plain(handle.createUpdate(
+                indexed.computeIfAbsent(statementSql, IndexPlans::under)))).execute(IndexPlans.updateCount()));
     }
 
     private static String condition(ReplaySelector selector) {

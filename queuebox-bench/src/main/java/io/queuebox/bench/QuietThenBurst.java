@@ -81,6 +81,7 @@ final class QuietThenBurst {
             }
             double seconds = (System.nanoTime() - started) / 1e9;
             Map<String, Object> result = new LinkedHashMap<>();
+            result.put("trickle", TRICKLE);
             result.put("backlogRows", backlogRows);
             result.put("aggregates", aggregates);
             result.put("batch", BATCH);
