@@ -25,18 +25,16 @@ final class OutboxSql {
      * {@link #HEADERS_MAX_BYTES} its text is not read at all.
      */
     private static final String HEADERS_SIZE = "pg_column_size(headers || '{}'::jsonb)";
-    /** The columns of a row read as they are stored, after its first four. */
-    private static final String ROW_NAMES = "event_type, destination, payload, content_type, created_at, attempts, last_error";
-    /** The headers as the relay reads them (see {@link #EVENT_COLUMNS}), from the column {@code headers}. */
-    private static final String HEADER_COLUMNS = "CASE WHEN pg_column_size(headers) <= 2048 OR " + HEADERS_SIZE + " <= "
-            + HEADERS_MAX_BYTES + " THEN headers::text END AS headers,"
+    /** The columns of {@link #EVENT_COLUMNS} after its first four: what a held ordered choice carries for its rows. */
+    private static final String CARRIED_COLUMNS = "event_type, destination,"
+            + " payload, content_type, created_at, attempts, last_error,"
+            + " CASE WHEN pg_column_size(headers) <= 2048 OR " + HEADERS_SIZE + " <= " + HEADERS_MAX_BYTES
+            + " THEN headers::text END AS headers,"
             + " CASE WHEN pg_column_size(headers) > 2048 THEN " + HEADERS_SIZE + " END AS headers_bytes";
-    private static final String EVENT_COLUMNS = "seq, event_id, aggregate_type, aggregate_id, " + ROW_NAMES + ", " + HEADER_COLUMNS;
-    /**
-     * What a held ordered choice carries for its rows through its steps: the stored columns, the headers as stored (a
-     * large value stays a pointer to its TOAST data), made text only for the rows it returns.
-     */
-    private static final String CARRIED_NAMES = ROW_NAMES + ", headers";
+    private static final String EVENT_COLUMNS = "seq, event_id, aggregate_type, aggregate_id, " + CARRIED_COLUMNS;
+    /** {@link #EVENT_COLUMNS} as a held ordered choice's {@code claimable} carries them, read from its alias {@code r}. */
+    private static final String CARRIED_EVENT_COLUMNS = "r.seq, r.event_id, r.aggregate_type, r.aggregate_id, r.event_type,"
+            + " r.destination, r.payload, r.content_type, r.created_at, r.attempts, r.last_error, r.headers, r.headers_bytes";
 
     private static final String MICROS = " * interval '1 microsecond'";
 
@@ -354,8 +352,7 @@ final class OutboxSql {
         // Held, the choice carries its rows' columns from where it read them, under the statement's one snapshot: reading
         // the chosen rows again by key cost one index descent per row, about a third of the choice.
         String claimed = held
-                ? " SELECT " + qualified("r", "seq, event_id, aggregate_type, aggregate_id, " + ROW_NAMES) + ", "
-                + HEADER_COLUMNS + behind + marker + " FROM claimable r WHERE " + ENDS_STALLED + markerRow
+                ? " SELECT " + CARRIED_EVENT_COLUMNS + behind + marker + " FROM claimable r WHERE " + ENDS_STALLED + markerRow
                 + " ORDER BY seq"
                 : " claimed AS (UPDATE " + t + " AS u SET lease_owner = :owner, lease_token = :token,"
                 + " lease_until = clock_timestamp() + :leaseMicros" + MICROS
@@ -406,7 +403,7 @@ final class OutboxSql {
                 + " FROM " + t + " h"
                 + " WHERE h.aggregate_type = o.aggregate_type AND h.aggregate_id = o.aggregate_id AND h.status <> 'sent'"
                 + " AND " + holds.replace("%", "h") + " ORDER BY h.aggregate_type, h.aggregate_id, h.seq LIMIT 1) hd ON true";
-        String carried = held ? ", " + qualified("o", CARRIED_NAMES) : "";
+        String carried = held ? ", " + CARRIED_COLUMNS : "";
         String near = "near AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id, hd.head_seq" + carried + " FROM "
                 + t + " o" + head
                 + " WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()"
@@ -445,31 +442,20 @@ final class OutboxSql {
         String candidates = "candidates AS MATERIALIZED (SELECT * FROM (SELECT * FROM near UNION ALL SELECT * FROM far) c"
                 + " ORDER BY c.seq LIMIT :maxRows)";
         // The head is the first row that would count as a gap (the same predicate): an aggregate whose only
-        // candidate is its head has none, and is not looked up. Each candidate gets its aggregate's figures by window
-        // functions, the lookup made on one row per aggregate (nth) and spread to the others: a join of the candidates
-        // to one row per aggregate was planned, on the statistics of a quiet outbox, as a nested loop that compared
-        // every candidate with every aggregate (249,500 comparisons for a batch of 500, most of the claim's time).
-        String gaps = "gaps AS MATERIALIZED (SELECT w.*, max(CASE WHEN w.nth <> 1 THEN NULL WHEN w.n_rows = 1"
-                + " AND w.last_seq = w.agg_head_seq THEN NULL ELSE (SELECT min(e.seq) FROM " + t + " e"
-                + " WHERE e.aggregate_type = w.aggregate_type AND e.aggregate_id = w.aggregate_id"
-                + " AND e.seq < w.last_seq AND e.status <> 'sent'"
+        // candidate is its head has none, and is not looked up.
+        String gaps = "gaps AS MATERIALIZED (SELECT a.aggregate_type, a.aggregate_id, CASE WHEN a.n_rows = 1"
+                + " AND a.last_seq = a.head_seq THEN NULL ELSE (SELECT min(e.seq) FROM " + t + " e"
+                + " WHERE e.aggregate_type = a.aggregate_type AND e.aggregate_id = a.aggregate_id"
+                + " AND e.seq < a.last_seq AND e.status <> 'sent'"
                 + " AND " + holds.replace("%", "e")
-                + " AND e.event_id NOT IN (SELECT x.event_id FROM candidates x)) END)"
-                + " OVER (PARTITION BY w.aggregate_type, w.aggregate_id) AS first_gap"
-                + " FROM (SELECT c.*, max(c.seq) OVER a AS last_seq, count(*) OVER a AS n_rows,"
-                + " min(c.head_seq) OVER a AS agg_head_seq, row_number() OVER a AS nth FROM candidates c"
-                + " WINDOW a AS (PARTITION BY c.aggregate_type, c.aggregate_id)) w)";
-        String claimable = "claimable AS (SELECT g.event_id, g.seq, g.aggregate_type, g.aggregate_id"
-                + (held ? ", " + qualified("g", CARRIED_NAMES) : "")
-                + " FROM gaps g WHERE g.first_gap IS NULL OR g.seq < g.first_gap)";
+                + " AND e.event_id NOT IN (SELECT x.event_id FROM candidates x)) END AS first_gap"
+                + " FROM (SELECT aggregate_type, aggregate_id, max(seq) AS last_seq, count(*) AS n_rows,"
+                + " min(head_seq) AS head_seq FROM candidates GROUP BY aggregate_type, aggregate_id) a)";
+        String claimable = "claimable AS (SELECT c.* FROM candidates c JOIN gaps g"
+                + " ON g.aggregate_type = c.aggregate_type AND g.aggregate_id = c.aggregate_id"
+                + " WHERE g.first_gap IS NULL OR c.seq < g.first_gap)";
         return "WITH RECURSIVE " + String.join(", ", windowEnd, near, needFar, heads, farHeads, farRows, far,
                 candidates, gaps, claimable) + (held ? "" : ",") + claimed;
-    }
-
-    /** The comma-separated column {@code names}, each read from {@code alias}. */
-    private static String qualified(String alias, String names) {
-        return java.util.Arrays.stream(names.split(",\\s*")).map(name -> alias + "." + name)
-                .collect(java.util.stream.Collectors.joining(", "));
     }
 
     /** How many pending rows the near part of an ordered claim looks at: a few batches' worth. */
