@@ -25,16 +25,11 @@ final class OutboxSql {
      * {@link #HEADERS_MAX_BYTES} its text is not read at all.
      */
     private static final String HEADERS_SIZE = "pg_column_size(headers || '{}'::jsonb)";
-    /** The columns of {@link #EVENT_COLUMNS} after its first four: what a held ordered choice carries for its rows. */
-    private static final String CARRIED_COLUMNS = "event_type, destination,"
+    private static final String EVENT_COLUMNS = "seq, event_id, aggregate_type, aggregate_id, event_type, destination,"
             + " payload, content_type, created_at, attempts, last_error,"
             + " CASE WHEN pg_column_size(headers) <= 2048 OR " + HEADERS_SIZE + " <= " + HEADERS_MAX_BYTES
             + " THEN headers::text END AS headers,"
             + " CASE WHEN pg_column_size(headers) > 2048 THEN " + HEADERS_SIZE + " END AS headers_bytes";
-    private static final String EVENT_COLUMNS = "seq, event_id, aggregate_type, aggregate_id, " + CARRIED_COLUMNS;
-    /** {@link #EVENT_COLUMNS} as a held ordered choice's {@code claimable} carries them, read from its alias {@code r}. */
-    private static final String CARRIED_EVENT_COLUMNS = "r.seq, r.event_id, r.aggregate_type, r.aggregate_id, r.event_type,"
-            + " r.destination, r.payload, r.content_type, r.created_at, r.attempts, r.last_error, r.headers, r.headers_bytes";
 
     private static final String MICROS = " * interval '1 microsecond'";
 
@@ -349,11 +344,9 @@ final class OutboxSql {
         // claims (a one-time filter, evaluated once before the rest).
         String marker = ordered ? HELD_ELSEWHERE_COLUMN : "";
         String markerRow = ordered ? heldElsewhereRow(t, held) : "";
-        // Held, the choice carries its rows' columns from where it read them, under the statement's one snapshot: reading
-        // the chosen rows again by key cost one index descent per row, about a third of the choice.
         String claimed = held
-                ? " SELECT " + CARRIED_EVENT_COLUMNS + behind + marker + " FROM claimable r WHERE " + ENDS_STALLED + markerRow
-                + " ORDER BY seq"
+                ? " SELECT " + EVENT_COLUMNS + behind + marker + " FROM " + t + " r WHERE r.event_id IN (SELECT c.event_id FROM claimable c)"
+                + " AND " + ENDS_STALLED + markerRow + " ORDER BY seq"
                 : " claimed AS (UPDATE " + t + " AS u SET lease_owner = :owner, lease_token = :token,"
                 + " lease_until = clock_timestamp() + :leaseMicros" + MICROS
                 + " FROM claimable WHERE u.event_id = claimable.event_id RETURNING u.*)"
@@ -403,8 +396,7 @@ final class OutboxSql {
                 + " FROM " + t + " h"
                 + " WHERE h.aggregate_type = o.aggregate_type AND h.aggregate_id = o.aggregate_id AND h.status <> 'sent'"
                 + " AND " + holds.replace("%", "h") + " ORDER BY h.aggregate_type, h.aggregate_id, h.seq LIMIT 1) hd ON true";
-        String carried = held ? ", " + CARRIED_COLUMNS : "";
-        String near = "near AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id, hd.head_seq" + carried + " FROM "
+        String near = "near AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id, hd.head_seq FROM "
                 + t + " o" + head
                 + " WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()"
                 + " AND o.seq <= (SELECT seq FROM window_end)" + notHeld
@@ -434,7 +426,7 @@ final class OutboxSql {
         // Gated by need_far itself: with nothing to look up, the planner may still walk every pending row for the
         // empty id list when the statistics say there are none.
         String far = "far AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id, NULL::bigint AS head_seq"
-                + carried + " FROM " + t + " o"
+                + " FROM " + t + " o"
                 + " WHERE o.event_id = ANY (ARRAY(SELECT f.event_id FROM far_rows f"
                 + " WHERE NOT f.cut AND f.status = 'pending'))"
                 + " AND (SELECT yes FROM need_far) AND o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()" + notHeld
