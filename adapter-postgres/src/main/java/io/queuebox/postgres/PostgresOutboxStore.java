@@ -990,13 +990,18 @@ final class PostgresOutboxStore implements OutboxStore {
 
     /** A delivery statement on the outbox, kept to its indexes ({@link IndexPlans}); run it with {@link IndexPlans#rows}. */
     private Query indexedQuery(Handle handle, String statementSql) {
-        return plain(handle.createQuery(indexed.computeIfAbsent(statementSql, IndexPlans::under)));
+        return plain(handle.createQuery(indexed(statementSql)));
+    }
+
+    /** The statement's text with the planner settings ahead of it, made once per statement. */
+    private String indexed(String statementSql) {
+        return indexed.computeIfAbsent(statementSql, IndexPlans::under);
     }
 
     /** A delivery statement on the outbox, kept to its indexes ({@link IndexPlans}). */
     private int indexedUpdate(String statementSql, Function<Update, Update> binder) {
-        return jdbi.withHandle(handle -> binder.apply(plain(handle.createUpdate(
-                indexed.computeIfAbsent(statementSql, IndexPlans::under)))).execute(IndexPlans.updateCount()));
+        return jdbi.withHandle(handle -> binder.apply(plain(handle.createUpdate(indexed(statementSql))))
+                .execute(IndexPlans.updateCount()));
     }
 
     private static String condition(ReplaySelector selector) {

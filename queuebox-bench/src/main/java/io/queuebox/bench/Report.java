@@ -204,7 +204,8 @@ final class Report {
         if (results.get("quiet") != null) {
             Map<String, Object> quiet = map(results.get("quiet"));
             md.append("#### A backlog after a quiet spell\n\n").append("One connection claims a trickle of ")
-                    .append(quiet.get("trickle")).append(" events one at a time on an emptied, vacuumed outbox, then drains a backlog of ").append(quiet.get("backlogRows"))
+                    .append(quiet.get("trickle")).append(" events one at a time on an emptied, vacuumed outbox,")
+                    .append(" then drains a backlog of ").append(quiet.get("backlogRows"))
                     .append(" rows over ").append(quiet.get("aggregates")).append(" aggregates with ordered held claims of ")
                     .append(quiet.get("batch")).append(", each marked sent (no broker; stopped after ").append(quiet.get("maxSeconds"))
                     .append(" s).\n\n| drained | seconds | rows/s | claims | first claim ms | median claim ms |\n")
