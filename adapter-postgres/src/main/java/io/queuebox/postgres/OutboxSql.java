@@ -435,17 +435,21 @@ final class OutboxSql {
                 + " ORDER BY c.seq LIMIT :maxRows)";
         // The head is the first row that would count as a gap (the same predicate): an aggregate whose only
         // candidate is its head has none, and is not looked up.
-        String gaps = "gaps AS MATERIALIZED (SELECT a.aggregate_type, a.aggregate_id, CASE WHEN a.n_rows = 1"
+        // Each aggregate's candidates travel with its gap, so claimable needs no join back to candidates: a prepared
+        // claim is planned generically, usually on a near-empty outbox, and the planner then joined the two steps in a
+        // nested loop, every candidate against every aggregate (30 of 35 ms of a 500-row claim).
+        String gaps = "gaps AS MATERIALIZED (SELECT a.event_ids, a.seqs, CASE WHEN a.n_rows = 1"
                 + " AND a.last_seq = a.head_seq THEN NULL ELSE (SELECT min(e.seq) FROM " + t + " e"
                 + " WHERE e.aggregate_type = a.aggregate_type AND e.aggregate_id = a.aggregate_id"
                 + " AND e.seq < a.last_seq AND e.status <> 'sent'"
                 + " AND " + holds.replace("%", "e")
                 + " AND e.event_id NOT IN (SELECT x.event_id FROM candidates x)) END AS first_gap"
                 + " FROM (SELECT aggregate_type, aggregate_id, max(seq) AS last_seq, count(*) AS n_rows,"
-                + " min(head_seq) AS head_seq FROM candidates GROUP BY aggregate_type, aggregate_id) a)";
-        String claimable = "claimable AS (SELECT c.* FROM candidates c JOIN gaps g"
-                + " ON g.aggregate_type = c.aggregate_type AND g.aggregate_id = c.aggregate_id"
-                + " WHERE g.first_gap IS NULL OR c.seq < g.first_gap)";
+                + " min(head_seq) AS head_seq, array_agg(event_id) AS event_ids, array_agg(seq) AS seqs"
+                + " FROM candidates GROUP BY aggregate_type, aggregate_id) a)";
+        String claimable = "claimable AS (SELECT k.event_id, k.seq FROM gaps g"
+                + " CROSS JOIN LATERAL unnest(g.event_ids, g.seqs) AS k(event_id, seq)"
+                + " WHERE g.first_gap IS NULL OR k.seq < g.first_gap)";
         return "WITH RECURSIVE " + String.join(", ", windowEnd, near, needFar, heads, farHeads, farRows, far,
                 candidates, gaps, claimable) + (held ? "" : ",") + claimed;
     }
