@@ -172,8 +172,20 @@ class DebeziumPostgresCaptureTest {
             db.insert(1);
             return events.wakes.get() > 0;
         });
-        await().pollDelay(Duration.ofMillis(500)).until(() -> true);
-        return events.wakes.get();
+        // The probe rows inserted while streaming began may still be in the connector's queue: the count is the base
+        // once no wake-up came for longer than the longest poll interval of these tests (500 ms). A fixed 500 ms
+        // settle once let a probe row's wake-up land after it, counted among the rows a test then inserted.
+        int[] seen = {events.wakes.get()};
+        long[] since = {System.nanoTime()};
+        await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50)).until(() -> {
+            int now = events.wakes.get();
+            if (now != seen[0]) {
+                seen[0] = now;
+                since[0] = System.nanoTime();
+            }
+            return System.nanoTime() - since[0] >= Duration.ofMillis(1_200).toNanos();
+        });
+        return seen[0];
     }
 
     private CaptureConnector start(CaptureConnector connector, RecordingEvents events) {
