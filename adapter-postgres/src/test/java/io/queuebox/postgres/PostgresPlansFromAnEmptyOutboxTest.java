@@ -130,7 +130,7 @@ class PostgresPlansFromAnEmptyOutboxTest {
     /** The relay connection's prepared statements on the outbox whose generic plan is found faulty, with those plans. */
     private Map<String, String> faultyPlans(PostgresOutboxSettings settings, Predicate<String> faulty)
             throws SQLException {
-        Map<String, String> scanning = new LinkedHashMap<>();
+        Map<String, String> found = new LinkedHashMap<>();
         int generic = 0;
         try (Connection connection = pool.getConnection(); Statement statement = connection.createStatement()) {
             List<String[]> prepared = new ArrayList<>();
@@ -159,12 +159,12 @@ class PostgresPlansFromAnEmptyOutboxTest {
                     }
                 }
                 if (faulty.test(plan.toString())) {
-                    scanning.put(each[1], plan.toString());
+                    found.put(each[1], plan.toString());
                 }
             }
             statement.execute("RESET plan_cache_mode");
         }
         assertThat(generic).as("statements run often enough on the connection to have a generic plan").isPositive();
-        return scanning;
+        return found;
     }
 }
