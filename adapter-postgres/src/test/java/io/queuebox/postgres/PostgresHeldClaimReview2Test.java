@@ -144,7 +144,7 @@ class PostgresHeldClaimReview2Test {
         UUID d1 = db.insertRow(settings, "d", "OrderPlaced", "{}");
         db.insertRow(settings, "u1", "OrderPlaced", "[1]"); // undeliverable
         UUID u2 = db.insertRow(settings, "u2", "SlowToPark", "[1]"); // undeliverable, its parking outlasts the lease
-        ClaimRequest request = new ClaimRequest("relay", 2, Duration.ofSeconds(1), Ordering.PER_AGGREGATE,
+        ClaimRequest request = new ClaimRequest("relay", 2, Duration.ofSeconds(3), Ordering.PER_AGGREGATE,
                 ParkingPolicy.HOLD_AGGREGATE);
 
         // Round 1: d1 and u1 (parked); round 2 parks u2, slowly. The claim notices that PostgreSQL ended its
@@ -155,7 +155,7 @@ class PostgresHeldClaimReview2Test {
         ClaimBatch second = PostgresOutbox.store(db.dataSource, settings).claim(new ClaimRequest("other relay", 10,
                 Duration.ofSeconds(30), Ordering.PER_AGGREGATE, ParkingPolicy.HOLD_AGGREGATE));
 
-        // The scenario needs the second round, and a claim starts none once a quarter of its lease (250 ms) has gone:
+        // The scenario needs the second round, and a claim starts none once a quarter of its lease (750 ms) has gone:
         // a first round slowed past that by a stalled machine hands out d1 with its lease intact, which is right.
         // Whether the first claim parked u2 tells such a run from the defect.
         assertThat(first.deliveries()).as("rows of a batch whose transaction PostgreSQL had ended (the second round,"
@@ -181,10 +181,10 @@ class PostgresHeldClaimReview2Test {
         assertThat(store.parked(ReplaySelector.allParked(), 10)).extracting(p -> p.event().eventId()).containsExactly(u);
     }
 
-    /** Parking a row of type SlowToPark takes 2 s, longer than the 1 s leases of the tests that use it. */
+    /** Parking a row of type SlowToPark takes 4 s, longer than the leases (1 s, 3 s) of the tests that use it. */
     private void parkingSlowly() {
         db.execute("CREATE FUNCTION \"" + settings.schema() + "\".slow_park() RETURNS trigger LANGUAGE plpgsql AS $$"
-                + " BEGIN IF NEW.status = 'parked' AND NEW.event_type = 'SlowToPark' THEN PERFORM pg_sleep(2); END IF;"
+                + " BEGIN IF NEW.status = 'parked' AND NEW.event_type = 'SlowToPark' THEN PERFORM pg_sleep(4); END IF;"
                 + " RETURN NEW; END $$");
         db.execute("CREATE TRIGGER slow_park BEFORE UPDATE ON " + settings.qualifiedTable()
                 + " FOR EACH ROW EXECUTE FUNCTION \"" + settings.schema() + "\".slow_park()");
