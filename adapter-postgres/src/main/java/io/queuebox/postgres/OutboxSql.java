@@ -49,13 +49,17 @@ final class OutboxSql {
     private static String heldElsewhereRow(String t, boolean held) {
         // Held, a row another claim locks is due like any other: there must also be one that is not, in the window or
         // past it (batches in flight may hold the whole window; the rows they hold come first in the walk).
+        // Rows an earlier round of this claim locked (:taken) are due, not in flight: it locked them and cut them behind
+        // a sibling another claim took first, and frees them when it ends. Whether the snapshot shows them held depends
+        // on whether a transaction that began later has finished (this transaction's own id is never in its running list).
+        String heldByOthers = "(" + HELD.replace("%", "p") + " AND NOT p.event_id = ANY(:taken))";
         String dueRow = "p.status = 'pending' AND " + READY_AT.replace("%", "p") + " <= now() AND ";
         String windowRow = dueRow + "p.seq <= (SELECT seq FROM window_end) AND ";
         String dueNotInFlight = held
-                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + dueRow + "NOT " + HELD.replace("%", "p") + ")"
+                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + dueRow + "NOT " + heldByOthers + ")"
                 : "(SELECT pending FROM window_end) > 0";
         String inFlight = held
-                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + windowRow + HELD.replace("%", "p") + ")"
+                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + windowRow + heldByOthers + ")"
                 : "EXISTS (SELECT 1 FROM " + t + " p WHERE p.lease_token IS NOT NULL AND p.status = 'pending'"
                 + " AND p.lease_until > now())";
         // CASE, not AND: PostgreSQL orders the conditions of a WHERE by their estimated cost, and the lookups must not

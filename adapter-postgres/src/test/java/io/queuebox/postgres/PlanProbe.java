@@ -42,6 +42,22 @@ final class PlanProbe {
         }
     }
 
+    /**
+     * The statement with its named parameters written in as literals ({@code name, value} pairs; others ignored), every
+     * one of them given.
+     */
+    static String withLiterals(String statementSql, Object... parameters) {
+        String text = statementSql;
+        for (int i = 0; i < parameters.length; i += 2) {
+            String name = (String) parameters[i];
+            String value = String.valueOf(parameters[i + 1]);
+            text = PARAMETER.matcher(text).replaceAll(match -> Matcher.quoteReplacement(
+                    match.group(1).equals(name) ? value : match.group()));
+        }
+        assertThat(PARAMETER.matcher(text).find()).as("every parameter written in: %s", text).isFalse();
+        return text;
+    }
+
     /** A plan as it ran: the text, the rows of its top node and the shared buffers it touched in all. */
     record Plan(String text, long rows, long buffers) {
     }
@@ -51,14 +67,7 @@ final class PlanProbe {
      * literals (others ignored); rolled back.
      */
     static Plan explain(TestDatabase db, String statementSql, Object... parameters) throws SQLException {
-        String text = statementSql;
-        for (int i = 0; i < parameters.length; i += 2) {
-            String name = (String) parameters[i];
-            String value = String.valueOf(parameters[i + 1]);
-            text = PARAMETER.matcher(text).replaceAll(match -> Matcher.quoteReplacement(
-                    match.group(1).equals(name) ? value : match.group()));
-        }
-        assertThat(PARAMETER.matcher(text).find()).as("every parameter written in: %s", text).isFalse();
+        String text = withLiterals(statementSql, parameters);
         StringBuilder plan = new StringBuilder();
         try (Connection connection = db.dataSource.getConnection()) {
             connection.setAutoCommit(false);

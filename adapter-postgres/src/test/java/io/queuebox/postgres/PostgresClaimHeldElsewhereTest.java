@@ -9,6 +9,10 @@ import io.queuebox.ports.Ordering;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.Park;
 import io.queuebox.ports.ParkingPolicy;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.UUID;
@@ -97,6 +101,56 @@ class PostgresClaimHeldElsewhereTest {
         assertThat(third.heldElsewhere()).as("a window of 400 heads in flight, 600 due rows behind them").isTrue();
         store.markSent(first.lease(), ids(first));
         store.markSent(second.lease(), ids(second));
+    }
+
+    /**
+     * A later round of a held claim, after an earlier one locked a row and cut it behind a sibling another claim took
+     * first, looks at that row as due, not in flight: it is freed when this claim ends, and it waits behind a row held
+     * elsewhere. Read only as held, it was due or in flight depending on whether a transaction that began after this
+     * claim had finished by then (its own transaction id is never in its snapshot's running list), so the claim
+     * said it found rows held elsewhere, or not, by the commits of others.
+     */
+    @org.junit.jupiter.api.Test
+    void aLaterRoundSeesItsOwnCutRowsAsDueWhateverOthersCommitted() throws Exception {
+        schema(true);
+        UUID a1 = insert("a");
+        UUID a2 = insert("a");
+        OutboxSql sql = new OutboxSql(settings);
+        String choose = PlanProbe.withLiterals(sql.chooseOrdered, "maxRows", 10, "window", OutboxSql.claimWindow(10),
+                "parkedHolds", true, "taken", "'{" + a2 + "}'::uuid[]", "millis", "'30000'");
+        try (Connection other = db.dataSource.getConnection(); Connection claim = db.dataSource.getConnection()) {
+            other.setAutoCommit(false);
+            claim.setAutoCommit(false);
+            lock(other, a1);
+            lock(claim, a2);
+
+            boolean first = saysHeldElsewhere(claim, choose);
+            db.execute("SELECT pg_current_xact_id()"); // begins after the claim, and commits
+            boolean second = saysHeldElsewhere(claim, choose);
+
+            assertThat(List.of(first, second)).as("held elsewhere, before and after another transaction committed")
+                    .containsExactly(true, true);
+            claim.rollback();
+            other.rollback();
+        }
+    }
+
+    private void lock(Connection connection, UUID eventId) throws SQLException {
+        try (Statement statement = connection.createStatement()) {
+            statement.executeQuery("SELECT 1 FROM " + settings.qualifiedTable() + " WHERE event_id = '" + eventId
+                    + "' FOR UPDATE").close();
+        }
+    }
+
+    /** Runs the choice; whether it returned only the marker row. */
+    private static boolean saysHeldElsewhere(Connection connection, String choose) throws SQLException {
+        List<Boolean> markers = new java.util.ArrayList<>();
+        try (Statement statement = connection.createStatement(); ResultSet rows = statement.executeQuery(choose)) {
+            while (rows.next()) {
+                markers.add(rows.getObject("event_id") == null && rows.getBoolean("held_elsewhere"));
+            }
+        }
+        return markers.equals(List.of(true));
     }
 
     @ParameterizedTest(name = "holdRowLocks {0}")
