@@ -49,14 +49,16 @@ final class OutboxSql {
     private static String heldElsewhereRow(String t, boolean held) {
         // Held, a row another claim locks is due like any other: there must also be one that is not, in the window or
         // past it (batches in flight may hold the whole window; the rows they hold come first in the walk).
-        // Rows an earlier round of this claim locked (:taken) are due, not in flight: it locked them and cut them behind
-        // a sibling another claim took first, and frees them when it ends. Whether the snapshot shows them held depends
-        // on whether a transaction that began later has finished (this transaction's own id is never in its running list).
+        // Rows an earlier round of this claim locked (:taken) count for neither lookup. Read as HELD alone, they were in
+        // flight or not by whether a transaction that began later had finished (this transaction's own id is never in
+        // its running list). Nor are they surely waiting elsewhere: the sibling they were cut behind may have been sent
+        // meanwhile, and then they are claimable once this claim ends. Left out, such a claim polls as usual.
         String heldByOthers = "(" + HELD.replace("%", "p") + " AND NOT p.event_id = ANY(:taken))";
+        String notHeldNorTaken = "NOT (" + HELD.replace("%", "p") + " OR p.event_id = ANY(:taken))";
         String dueRow = "p.status = 'pending' AND " + READY_AT.replace("%", "p") + " <= now() AND ";
         String windowRow = dueRow + "p.seq <= (SELECT seq FROM window_end) AND ";
         String dueNotInFlight = held
-                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + dueRow + "NOT " + heldByOthers + ")"
+                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + dueRow + notHeldNorTaken + ")"
                 : "(SELECT pending FROM window_end) > 0";
         String inFlight = held
                 ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + windowRow + heldByOthers + ")"
