@@ -49,16 +49,19 @@ final class OutboxSql {
     private static String heldElsewhereRow(String t, boolean held) {
         // Held, a row another claim locks is due like any other: there must also be one that is not, in the window or
         // past it (batches in flight may hold the whole window; the rows they hold come first in the walk).
-        // Rows an earlier round of this claim locked (:taken) count for neither lookup. Read as HELD alone, they were in
-        // flight or not by whether a transaction that began later had finished (this transaction's own id is never in
-        // its running list). Nor are they surely waiting elsewhere: the sibling they were cut behind may have been sent
-        // meanwhile, and then they are claimable once this claim ends. Left out, such a claim polls as usual.
+        // A row an earlier round of this claim locked (:taken) was cut behind a sibling it could not lock. While another
+        // transaction holds that sibling, the row waits elsewhere, and counts as due; once the sibling was sent, parked or
+        // put back meanwhile (or its claim ended), the row is claimable as soon as this claim ends, and there is no marker.
+        // Read as HELD, such rows were in flight or not by whether a transaction that began later had finished (this
+        // transaction's own id is never in its snapshot's running list).
         String heldByOthers = "(" + HELD.replace("%", "p") + " AND NOT p.event_id = ANY(:taken))";
-        String notHeldNorTaken = "NOT (" + HELD.replace("%", "p") + " OR p.event_id = ANY(:taken))";
+        String freedAtEnd = "EXISTS (SELECT 1 FROM " + t + " p WHERE p.event_id = ANY(:taken) AND NOT EXISTS (SELECT 1"
+                + " FROM " + t + " s WHERE s.aggregate_type = p.aggregate_type AND s.aggregate_id = p.aggregate_id"
+                + " AND s.status <> 'sent' AND s.seq < p.seq AND " + HELD.replace("%", "s") + " AND NOT s.event_id = ANY(:taken)))";
         String dueRow = "p.status = 'pending' AND " + READY_AT.replace("%", "p") + " <= now() AND ";
         String windowRow = dueRow + "p.seq <= (SELECT seq FROM window_end) AND ";
         String dueNotInFlight = held
-                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + dueRow + notHeldNorTaken + ")"
+                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + dueRow + "NOT " + heldByOthers + ")"
                 : "(SELECT pending FROM window_end) > 0";
         String inFlight = held
                 ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + windowRow + heldByOthers + ")"
@@ -67,7 +70,8 @@ final class OutboxSql {
         // CASE, not AND: PostgreSQL orders the conditions of a WHERE by their estimated cost, and the lookups must not
         // run for a claim that took rows.
         return " UNION ALL SELECT " + String.join(", ", Collections.nCopies(EVENT_COLUMN_COUNT + 1, "NULL")) + ", true"
-                + " WHERE CASE WHEN EXISTS (SELECT 1 FROM claimable) THEN false WHEN " + dueNotInFlight + " THEN " + inFlight
+                + " WHERE CASE WHEN EXISTS (SELECT 1 FROM claimable) THEN false"
+                + (held ? " WHEN " + freedAtEnd + " THEN false" : "") + " WHEN " + dueNotInFlight + " THEN " + inFlight
                 + " ELSE false END";
     }
 
