@@ -49,15 +49,17 @@ final class OutboxSql {
     private static String heldElsewhereRow(String t, boolean held) {
         // Held, a row another claim locks is due like any other: there must also be one that is not, in the window or
         // past it (batches in flight may hold the whole window; the rows they hold come first in the walk).
-        // A row an earlier round of this claim locked (:taken) was cut behind a sibling it could not lock. While another
-        // transaction holds that sibling, the row waits elsewhere, and counts as due; once the sibling was sent, parked or
-        // put back meanwhile (or its claim ended), the row is claimable as soon as this claim ends, and there is no marker.
+        // A row an earlier round of this claim locked (:taken) was cut behind a sibling it could not lock. While an earlier
+        // unsent sibling holds it back (held by another transaction, in backoff, or parked under HOLD_AGGREGATE), it
+        // counts as due; when none does (the sibling was sent meanwhile, say), the row is claimable as soon as this claim
+        // ends, and there is no marker.
         // Read as HELD, such rows were in flight or not by whether a transaction that began later had finished (this
         // transaction's own id is never in its snapshot's running list).
         String heldByOthers = "(" + HELD.replace("%", "p") + " AND NOT p.event_id = ANY(:taken))";
         String freedAtEnd = "EXISTS (SELECT 1 FROM " + t + " p WHERE p.event_id = ANY(:taken) AND NOT EXISTS (SELECT 1"
                 + " FROM " + t + " s WHERE s.aggregate_type = p.aggregate_type AND s.aggregate_id = p.aggregate_id"
-                + " AND s.status <> 'sent' AND s.seq < p.seq AND " + HELD.replace("%", "s") + " AND NOT s.event_id = ANY(:taken)))";
+                + " AND s.status <> 'sent' AND s.seq < p.seq AND ((" + HELD.replace("%", "s") + " AND NOT s.event_id = ANY(:taken))"
+                + " OR (s.status = 'pending' AND " + READY_AT.replace("%", "s") + " > now()) OR (s.status = 'parked' AND :parkedHolds))))";
         String dueRow = "p.status = 'pending' AND " + READY_AT.replace("%", "p") + " <= now() AND ";
         String windowRow = dueRow + "p.seq <= (SELECT seq FROM window_end) AND ";
         String dueNotInFlight = held

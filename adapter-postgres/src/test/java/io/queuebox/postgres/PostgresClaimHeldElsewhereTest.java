@@ -228,6 +228,38 @@ class PostgresClaimHeldElsewhereTest {
         }
     }
 
+    /**
+     * Review (helper-18): the sibling the cut row waits behind went into backoff, or was parked under HOLD_AGGREGATE,
+     * meanwhile: the row is not freed when the claim ends, and b2 still waits on b1, in flight elsewhere.
+     */
+    @ParameterizedTest(name = "sibling {0}")
+    @ValueSource(strings = {"backoff", "parked"})
+    void aCutRowBehindASiblingInBackoffOrParkedIsNotFreedAtTheEnd(String how) throws Exception {
+        schema(true);
+        UUID a1 = insert("a");
+        UUID a2 = insert("a");
+        UUID b1 = insert("b");
+        insert("b");
+        String choose = chooseTaking(a2);
+        try (Connection other = db.dataSource.getConnection(); Connection claim = db.dataSource.getConnection()) {
+            other.setAutoCommit(false);
+            claim.setAutoCommit(false);
+            lock(other, b1);
+            db.execute("UPDATE " + settings.qualifiedTable() + " SET "
+                    + (how.equals("backoff") ? "next_attempt_at = now() + interval '1 hour'" : "status = 'parked'")
+                    + " WHERE event_id = '" + a1 + "'");
+            lock(claim, a2);
+
+            boolean saysHeld = saysHeldElsewhere(claim, choose);
+            claim.rollback();
+            ClaimBatch after = claim(10, Ordering.PER_AGGREGATE);
+            assertThat(after.isEmpty()).as("a2 waits on a1 (" + how + "), b2 on b1 in flight").isTrue();
+            assertThat(after.heldElsewhere()).as("the same state once the claim ended").isTrue();
+            assertThat(saysHeld).as("the empty later round said held elsewhere").isTrue();
+            other.rollback();
+        }
+    }
+
     /** The held ordered choice of a later round, its earlier rounds having locked {@code taken}. */
     private String chooseTaking(UUID taken) {
         return PlanProbe.withLiterals(new OutboxSql(settings).chooseOrdered, "maxRows", 10, "window",
