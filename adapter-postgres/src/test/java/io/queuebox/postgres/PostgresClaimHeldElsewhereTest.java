@@ -137,8 +137,10 @@ class PostgresClaimHeldElsewhereTest {
     }
 
     /**
-     * Review (helper-17): a row behind the cut row counts as due, but what holds it back is this claim's own row, whose
-     * sibling was sent meanwhile: both are claimable once the claim ends, whatever else is in flight elsewhere.
+     * Reviews (helper-16, helper-17): the sibling a later round's row was cut behind was sent between the choice and the
+     * lock. The row, and the row behind it, wait on this claim alone and are claimable once it ends: a row in flight
+     * elsewhere, of another aggregate, must not make the empty claim say held elsewhere (its relay would poll up to 16
+     * times less often).
      */
     @org.junit.jupiter.api.Test
     void aRowBehindACutRowFreedAtTheEndIsNotHeldElsewhere() throws Exception {
@@ -147,50 +149,15 @@ class PostgresClaimHeldElsewhereTest {
         UUID a2 = insert("a");
         UUID a3 = insert("a");
         UUID z1 = insert("z");
-        String choose = chooseTaking(a2);
-        try (Connection other = db.dataSource.getConnection(); Connection claim = db.dataSource.getConnection()) {
-            other.setAutoCommit(false);
-            claim.setAutoCommit(false);
-            lock(other, z1);
-            db.execute("UPDATE " + settings.qualifiedTable() + " SET status = 'sent', sent_at = now() WHERE event_id = '"
-                    + a1 + "'");
-            lock(claim, a2);
+        try (OtherClaims others = new OtherClaims()) {
+            others.lock(z1);
+            sendNow(a1);
 
-            boolean saysHeld = saysHeldElsewhere(claim, choose);
-            claim.rollback();
+            boolean saysHeld = laterRoundSaysHeldElsewhere(a2, () -> { });
+
             assertThat(ids(claim(10, Ordering.PER_AGGREGATE))).as("a2 and a3, claimable once the claim ended")
                     .containsExactly(a2, a3);
             assertThat(saysHeld).as("the empty claim said held elsewhere").isFalse();
-            other.rollback();
-        }
-    }
-
-    /**
-     * Review (helper-16): the sibling a later round's row was cut behind was sent between the choice and the lock. The
-     * row waits on this claim alone and is claimable once it ends: a row in flight elsewhere, of another aggregate,
-     * must not make the empty claim say held elsewhere (its relay would poll up to 16 times less often).
-     */
-    @org.junit.jupiter.api.Test
-    void aRowCutBehindASiblingSentMeanwhileIsNotHeldElsewhere() throws Exception {
-        schema(true);
-        UUID a1 = insert("a");
-        UUID a2 = insert("a");
-        UUID z1 = insert("z");
-        String choose = chooseTaking(a2);
-        try (Connection other = db.dataSource.getConnection(); Connection claim = db.dataSource.getConnection()) {
-            other.setAutoCommit(false);
-            claim.setAutoCommit(false);
-            lock(other, z1);
-            db.execute("UPDATE " + settings.qualifiedTable() + " SET status = 'sent', sent_at = now() WHERE event_id = '"
-                    + a1 + "'");
-            lock(claim, a2);
-
-            boolean saysHeld = saysHeldElsewhere(claim, choose);
-            claim.rollback();
-            assertThat(ids(claim(10, Ordering.PER_AGGREGATE))).as("a2, claimable once the claim ended")
-                    .containsExactly(a2);
-            assertThat(saysHeld).as("the empty claim said held elsewhere").isFalse();
-            other.rollback();
         }
     }
 
@@ -204,27 +171,21 @@ class PostgresClaimHeldElsewhereTest {
         UUID a1 = insert("a");
         UUID a2 = insert("a");
         UUID z1 = insert("z");
-        String choose = chooseTaking(a2);
-        try (Connection third = db.dataSource.getConnection(); Connection other = db.dataSource.getConnection();
-             Connection claim = db.dataSource.getConnection()) {
-            third.setAutoCommit(false);
-            other.setAutoCommit(false);
-            claim.setAutoCommit(false);
-            lock(third, z1);
-            lock(other, a1);
-            lock(claim, a2);
-            try (Statement statement = other.createStatement()) {
-                statement.executeUpdate("UPDATE " + settings.qualifiedTable()
-                        + " SET status = 'sent', sent_at = clock_timestamp() WHERE event_id = '" + a1 + "'");
-            }
-            other.commit();
+        try (OtherClaims others = new OtherClaims()) {
+            others.lock(z1);
+            Connection first = others.lock(a1);
 
-            boolean saysHeld = saysHeldElsewhere(claim, choose);
-            claim.rollback();
+            boolean saysHeld = laterRoundSaysHeldElsewhere(a2, () -> {
+                try (Statement statement = first.createStatement()) {
+                    statement.executeUpdate("UPDATE " + settings.qualifiedTable()
+                            + " SET status = 'sent', sent_at = clock_timestamp() WHERE event_id = '" + a1 + "'");
+                }
+                first.commit();
+            });
+
             assertThat(ids(claim(10, Ordering.PER_AGGREGATE))).as("a2, claimable once the claim ended")
                     .containsExactly(a2);
             assertThat(saysHeld).as("the empty claim said held elsewhere").isFalse();
-            third.rollback();
         }
     }
 
@@ -240,24 +201,65 @@ class PostgresClaimHeldElsewhereTest {
         UUID a2 = insert("a");
         UUID b1 = insert("b");
         insert("b");
-        String choose = chooseTaking(a2);
-        try (Connection other = db.dataSource.getConnection(); Connection claim = db.dataSource.getConnection()) {
-            other.setAutoCommit(false);
-            claim.setAutoCommit(false);
-            lock(other, b1);
+        try (OtherClaims others = new OtherClaims()) {
+            others.lock(b1);
             db.execute("UPDATE " + settings.qualifiedTable() + " SET "
                     + (how.equals("backoff") ? "next_attempt_at = now() + interval '1 hour'" : "status = 'parked'")
                     + " WHERE event_id = '" + a1 + "'");
-            lock(claim, a2);
 
-            boolean saysHeld = saysHeldElsewhere(claim, choose);
-            claim.rollback();
+            boolean saysHeld = laterRoundSaysHeldElsewhere(a2, () -> { });
+
             ClaimBatch after = claim(10, Ordering.PER_AGGREGATE);
             assertThat(after.isEmpty()).as("a2 waits on a1 (" + how + "), b2 on b1 in flight").isTrue();
             assertThat(after.heldElsewhere()).as("the same state once the claim ended").isTrue();
             assertThat(saysHeld).as("the empty later round said held elsewhere").isTrue();
-            other.rollback();
         }
+    }
+
+    /** Something done while a claim holds its earlier round's row, before its later round. */
+    private interface Meanwhile {
+        void run() throws SQLException;
+    }
+
+    /**
+     * A later round of a held claim whose earlier round locked {@code taken} (and kept nothing): whether it said held
+     * elsewhere. The claim then ends, freeing {@code taken}.
+     */
+    private boolean laterRoundSaysHeldElsewhere(UUID taken, Meanwhile meanwhile) throws SQLException {
+        try (Connection claim = db.dataSource.getConnection()) {
+            claim.setAutoCommit(false);
+            lock(claim, taken);
+            meanwhile.run();
+            boolean says = saysHeldElsewhere(claim, chooseTaking(taken));
+            claim.rollback();
+            return says;
+        }
+    }
+
+    /** Claims of other relays: each holds the row it locked, in a transaction of its own, until closed. */
+    private final class OtherClaims implements AutoCloseable {
+        private final List<Connection> open = new java.util.ArrayList<>();
+
+        Connection lock(UUID eventId) throws SQLException {
+            Connection connection = db.dataSource.getConnection();
+            open.add(connection);
+            connection.setAutoCommit(false);
+            PostgresClaimHeldElsewhereTest.this.lock(connection, eventId);
+            return connection;
+        }
+
+        @Override
+        public void close() throws SQLException {
+            for (Connection connection : open) {
+                connection.rollback();
+                connection.close();
+            }
+        }
+    }
+
+    private void sendNow(UUID eventId) {
+        db.execute("UPDATE " + settings.qualifiedTable() + " SET status = 'sent', sent_at = now() WHERE event_id = '"
+                + eventId + "'");
     }
 
     /** The held ordered choice of a later round, its earlier rounds having locked {@code taken}. */
