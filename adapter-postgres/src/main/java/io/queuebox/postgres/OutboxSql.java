@@ -55,21 +55,21 @@ final class OutboxSql {
         // ends, and there is no marker.
         // Read as HELD, such rows were in flight or not by whether a transaction that began later had finished (this
         // transaction's own id is never in its snapshot's running list).
-        String heldByOthers = "(" + HELD.replace("%", "p") + " AND NOT p.event_id = ANY(:taken))";
+        String heldByOthers = "(" + HELD + " AND NOT %.event_id = ANY(:taken))";
         // The blocker as a scalar subquery in index order (PostgreSQL never makes one a join): NOT EXISTS may become an
         // anti-join that walks every unsent row.
         String freedAtEnd = "EXISTS (SELECT 1 FROM " + t + " p WHERE p.event_id = ANY(:taken) AND (SELECT 1"
                 + " FROM " + t + " s WHERE s.aggregate_type = p.aggregate_type AND s.aggregate_id = p.aggregate_id"
-                + " AND s.status <> 'sent' AND s.seq < p.seq AND ((" + HELD.replace("%", "s") + " AND NOT s.event_id = ANY(:taken))"
+                + " AND s.status <> 'sent' AND s.seq < p.seq AND (" + heldByOthers.replace("%", "s")
                 + " OR (s.status = 'pending' AND " + READY_AT.replace("%", "s") + " > now()) OR (s.status = 'parked' AND :parkedHolds))"
                 + " ORDER BY s.aggregate_type, s.aggregate_id, s.seq LIMIT 1) IS NULL)";
         String dueRow = "p.status = 'pending' AND " + READY_AT.replace("%", "p") + " <= now() AND ";
         String windowRow = dueRow + "p.seq <= (SELECT seq FROM window_end) AND ";
         String dueNotInFlight = held
-                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + dueRow + "NOT " + heldByOthers + ")"
+                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + dueRow + "NOT " + heldByOthers.replace("%", "p") + ")"
                 : "(SELECT pending FROM window_end) > 0";
         String inFlight = held
-                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + windowRow + heldByOthers + ")"
+                ? "EXISTS (SELECT 1 FROM " + t + " p WHERE " + windowRow + heldByOthers.replace("%", "p") + ")"
                 : "EXISTS (SELECT 1 FROM " + t + " p WHERE p.lease_token IS NOT NULL AND p.status = 'pending'"
                 + " AND p.lease_until > now())";
         // CASE, not AND: PostgreSQL orders the conditions of a WHERE by their estimated cost, and the lookups must not

@@ -116,10 +116,9 @@ class PostgresClaimHeldElsewhereTest {
         UUID a1 = insert("a");
         UUID a2 = insert("a");
         String choose = chooseTaking(a2);
-        try (Connection other = db.dataSource.getConnection(); Connection claim = db.dataSource.getConnection()) {
-            other.setAutoCommit(false);
+        try (OtherClaims others = new OtherClaims(); Connection claim = db.dataSource.getConnection()) {
+            others.lock(a1);
             claim.setAutoCommit(false);
-            lock(other, a1);
             lock(claim, a2);
 
             boolean first = saysHeldElsewhere(claim, choose);
@@ -132,7 +131,6 @@ class PostgresClaimHeldElsewhereTest {
                     .containsExactly(true, true);
             assertThat(after.isEmpty()).as("a2 still waits on a1 once the claim ended").isTrue();
             assertThat(after.heldElsewhere()).isTrue();
-            other.rollback();
         }
     }
 
