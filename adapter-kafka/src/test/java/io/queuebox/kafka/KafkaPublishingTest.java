@@ -46,7 +46,7 @@ class KafkaPublishingTest {
         List<OutboxEvent> events = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
             events.add(anEventOf(type, "agg-" + (i % 4), "payload-" + i)
-                    .withHeaders(Map.of("traceparent", "00-trace-" + i + "-01", "event-id", "forged")));
+                    .withHeaders(Map.of("traceparent", "00-trace-" + i + "-01", "event-id", "forged", "ce_type", "app's own")));
         }
 
         List<PublishOutcome> outcomes = publisher.publish(deliveriesOf(events));
@@ -69,6 +69,8 @@ class KafkaPublishingTest {
             assertThat(header(record, "traceparent")).isEqualTo(sent.headers().get("traceparent"));
             assertThat(record.headers().headers("event-id")).hasSize(1);
             assertThat(header(record, "ce_id")).isNull();
+            assertThat(header(record, "ce_type")).as("CloudEvents headers are QueueBox's only when enabled")
+                    .isEqualTo("app's own");
         }
         Map<String, List<String>> seenPerAggregate = records.stream().collect(Collectors.groupingBy(
                 ConsumerRecord::key, Collectors.mapping(KafkaFixtures::text, Collectors.toList())));
@@ -84,7 +86,8 @@ class KafkaPublishingTest {
         String topic = uniqueName("explicit");
         try (KafkaMessagePublisher cloudEvents = publisher(bootstrap,
                 Map.of("cloudevents.enabled", "true", "cloudevents.source", "/shop/orders"))) {
-            OutboxEvent event = anEventOf("order", "o-1", "{}").withDestination(topic).withContentType("text/plain");
+            OutboxEvent event = anEventOf("order", "o-1", "{}").withDestination(topic).withContentType("text/plain")
+                    .withHeaders(Map.of("ce_id", "forged", "content-type", "forged", "x-tenant", "t-7"));
 
             assertThat(cloudEvents.publish(deliveriesOf(List.of(event)))).allMatch(PublishOutcome::isAcked);
 
@@ -95,6 +98,9 @@ class KafkaPublishingTest {
             assertThat(header(record, "ce_type")).isEqualTo("Changed");
             assertThat(header(record, "ce_time")).isEqualTo("2026-01-02T03:04:05Z");
             assertThat(header(record, "content-type")).isEqualTo("text/plain");
+            assertThat(record.headers().headers("ce_id")).as("QueueBox's CloudEvents id wins over the application's").hasSize(1);
+            assertThat(record.headers().headers("content-type")).hasSize(1);
+            assertThat(header(record, "x-tenant")).isEqualTo("t-7");
         }
     }
 
