@@ -12,7 +12,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Deque;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -25,6 +24,8 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -53,10 +54,17 @@ public final class KafkaMessagePublisher implements MessagePublisher {
     public static final String HEADER_AGGREGATE_ID = "aggregate-id";
     public static final String HEADER_CONTENT_TYPE = "content-type";
 
+    private static final String CE_SPECVERSION = "ce_specversion";
+    private static final String CE_ID = "ce_id";
+    private static final String CE_SOURCE = "ce_source";
+    private static final String CE_TYPE = "ce_type";
+    private static final String CE_SUBJECT = "ce_subject";
+    private static final String CE_TIME = "ce_time";
+
     private static final Set<String> OWN_HEADERS = Set.of(HEADER_EVENT_ID, HEADER_EVENT_TYPE, HEADER_AGGREGATE_TYPE,
             HEADER_AGGREGATE_ID, HEADER_CONTENT_TYPE);
-    private static final Set<String> CLOUD_EVENTS_HEADERS = Set.of("ce_specversion", "ce_id", "ce_source", "ce_type",
-            "ce_subject", "ce_time");
+    private static final Set<String> OWN_AND_CLOUD_EVENTS_HEADERS = Stream.concat(OWN_HEADERS.stream(),
+            Stream.of(CE_SPECVERSION, CE_ID, CE_SOURCE, CE_TYPE, CE_SUBJECT, CE_TIME)).collect(Collectors.toUnmodifiableSet());
 
     private final KafkaSettings settings;
     /** The headers this publisher sets on every record: they win over an application header of the same name. */
@@ -69,11 +77,7 @@ public final class KafkaMessagePublisher implements MessagePublisher {
 
     private KafkaMessagePublisher(KafkaSettings settings) {
         this.settings = settings;
-        Set<String> own = new HashSet<>(OWN_HEADERS);
-        if (settings.cloudEvents()) {
-            own.addAll(CLOUD_EVENTS_HEADERS);
-        }
-        this.ownHeaders = Set.copyOf(own);
+        this.ownHeaders = settings.cloudEvents() ? OWN_AND_CLOUD_EVENTS_HEADERS : OWN_HEADERS;
         try {
             this.producer = new KafkaProducer<>(settings.producerProperties());
         } catch (KafkaException e) {
@@ -427,24 +431,24 @@ public final class KafkaMessagePublisher implements MessagePublisher {
                     headers.add(header.getKey(), utf8(header.getValue()));
                 }
             }
-            put(headers, HEADER_EVENT_ID, event.eventId().toString());
-            put(headers, HEADER_EVENT_TYPE, event.eventType());
-            put(headers, HEADER_AGGREGATE_TYPE, event.aggregateType());
-            put(headers, HEADER_AGGREGATE_ID, event.aggregateId());
-            put(headers, HEADER_CONTENT_TYPE, event.contentType());
+            add(headers, HEADER_EVENT_ID, event.eventId().toString());
+            add(headers, HEADER_EVENT_TYPE, event.eventType());
+            add(headers, HEADER_AGGREGATE_TYPE, event.aggregateType());
+            add(headers, HEADER_AGGREGATE_ID, event.aggregateId());
+            add(headers, HEADER_CONTENT_TYPE, event.contentType());
             if (settings.cloudEvents()) {
-                put(headers, "ce_specversion", "1.0");
-                put(headers, "ce_id", event.eventId().toString());
-                put(headers, "ce_source", settings.cloudEventsSource());
-                put(headers, "ce_type", event.eventType());
-                put(headers, "ce_subject", event.aggregateId());
-                put(headers, "ce_time", delivery.createdAt().toString());
+                add(headers, CE_SPECVERSION, "1.0");
+                add(headers, CE_ID, event.eventId().toString());
+                add(headers, CE_SOURCE, settings.cloudEventsSource());
+                add(headers, CE_TYPE, event.eventType());
+                add(headers, CE_SUBJECT, event.aggregateId());
+                add(headers, CE_TIME, delivery.createdAt().toString());
             }
             return new ProducerRecord<>(settings.router().topicFor(event), null, event.aggregateId(),
                     event.payload(), headers);
         }
 
-        private void put(Headers headers, String name, String value) {
+        private void add(Headers headers, String name, String value) {
             headers.add(name, utf8(value));
         }
 

@@ -14,6 +14,7 @@ import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.PublishOutcome;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Collectors;
@@ -89,7 +90,7 @@ class KafkaPublishingTest {
             // Every header QueueBox sets, forged by the application: each must come out once, QueueBox's.
             List<String> own = List.of("event-id", "event-type", "aggregate-type", "aggregate-id", "content-type",
                     "ce_specversion", "ce_id", "ce_source", "ce_type", "ce_subject", "ce_time");
-            Map<String, String> forged = new java.util.HashMap<>();
+            Map<String, String> forged = new HashMap<>();
             own.forEach(name -> forged.put(name, "forged"));
             forged.put("x-tenant", "t-7");
             OutboxEvent event = anEventOf("order", "o-1", "{}").withDestination(topic).withContentType("text/plain")
