@@ -130,6 +130,8 @@ final class Latency {
                 java.util.function.Consumer<UUID> afterCommit = mode.equals("after-commit") ? relay::wakeFor : id -> { };
                 long claims0 = relay.claims.get();
                 long empty0 = relay.emptyClaims.get();
+                long slow0 = relay.slowClaims.get();
+                long claimNanos0 = relay.claimNanos.get();
                 Map<String, long[]> byReason0 = relay.claimsByReason();
                 CaptureSupervisor capture = supervisor;
                 // Asked when events are still unseen at the end of the 10 s window: where they are.
@@ -148,6 +150,10 @@ final class Latency {
                 row.put("claims", claims);
                 row.put("emptyClaims", empty);
                 row.put("emptyClaimsPercent", claims == 0 ? null : round(100.0 * empty / claims, 1));
+                long slow = relay.slowClaims.get() - slow0;
+                double claimMillisMean = claims == 0 ? 0 : (relay.claimNanos.get() - claimNanos0) / 1e6 / claims;
+                row.put("claimsOver20Ms", slow);
+                row.put("claimMillisMean", round(claimMillisMean, 2));
                 Map<String, String> byReason = new java.util.TreeMap<>();
                 relay.claimsByReason().forEach((reason, counts) -> {
                     long[] before = byReason0.getOrDefault(reason, new long[2]);
@@ -156,8 +162,8 @@ final class Latency {
                     }
                 });
                 row.put("claimsByWakeReason", byReason);
-                out.printf("      claims %d, empty %d (%.1f %%); by wake-up: %s%n", claims, empty,
-                        claims == 0 ? 0.0 : 100.0 * empty / claims, byReason);
+                out.printf("      claims %d, empty %d (%.1f %%), mean %.2f ms, %d over 20 ms; by wake-up: %s%n", claims, empty,
+                        claims == 0 ? 0.0 : 100.0 * empty / claims, claimMillisMean, slow, byReason);
                 steady.add(row);
             }
             result.put("steady", steady);

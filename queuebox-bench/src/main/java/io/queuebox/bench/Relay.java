@@ -39,6 +39,8 @@ final class Relay implements AutoCloseable {
     final AtomicLong claims = new AtomicLong();
     final AtomicLong emptyClaims = new AtomicLong();
     final AtomicLong claimNanos = new AtomicLong();
+    /** Claims that took longer than a named wake-up is held for one (NamedWakes' hold limit, 20 ms). */
+    final AtomicLong slowClaims = new AtomicLong();
     final AtomicLong publishNanos = new AtomicLong();
     final AtomicReference<String> lastError = new AtomicReference<>();
     /**
@@ -47,6 +49,7 @@ final class Relay implements AutoCloseable {
      * empty claims of a steady rate.
      */
     final java.util.concurrent.ConcurrentHashMap<String, AtomicLong[]> claimsByReason = new java.util.concurrent.ConcurrentHashMap<>();
+    private static final long SLOW_CLAIM_MILLIS = 20;
     private final ThreadLocal<String> lastReason = new ThreadLocal<>();
     private final DeliveryEngine engine;
     private final Object progress = new Object();
@@ -78,6 +81,9 @@ final class Relay implements AutoCloseable {
                 }
                 claims.incrementAndGet();
                 claimNanos.addAndGet(elapsed.toNanos());
+                if (elapsed.toMillis() >= SLOW_CLAIM_MILLIS) {
+                    slowClaims.incrementAndGet();
+                }
                 if (rows == 0) {
                     emptyClaims.incrementAndGet();
                 }
