@@ -390,7 +390,8 @@ final class OutboxSql {
         // A row a running transaction holds is in flight, like a leased one: it holds back its later siblings.
         String heldToo = held ? " OR " + heldOrTaken : "";
         String holds = "(%.status = 'pending' OR :parkedHolds)";
-        String windowEnd = "window_end AS MATERIALIZED (SELECT max(w.seq) AS seq, count(*) AS pending FROM"
+        String windowEnd;
+        windowEnd = "window_end AS MATERIALIZED (SELECT max(w.seq) AS seq, count(*) AS pending FROM"
                 + " (SELECT p.seq FROM " + t + " p WHERE p.status = 'pending' AND " + READY_AT.replace("%", "p")
                 + " <= now() ORDER BY p.seq LIMIT :window) w)";
         // Whether the head of the candidate's aggregate holds it back: its first unsent row that can (pending, or
@@ -411,12 +412,49 @@ final class OutboxSql {
                 + " FROM " + t + " h"
                 + " WHERE h.aggregate_type = o.aggregate_type AND h.aggregate_id = o.aggregate_id AND h.status <> 'sent'"
                 + " AND " + holds.replace("%", "h") + " ORDER BY h.aggregate_type, h.aggregate_id, h.seq LIMIT 1) hd ON true";
-        String near = "near AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id, hd.head_seq FROM "
+        String lookedUp = "SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id, hd.head_seq, false AS proven FROM "
                 + t + " o" + head
                 + " WHERE o.status = 'pending' AND " + READY_AT.replace("%", "o") + " <= now()"
                 + " AND o.seq <= (SELECT seq FROM window_end)" + notHeld
-                + " AND NOT COALESCE(hd.holds, false)"
-                + " ORDER BY o.seq LIMIT :maxRows" + lockOrSkipHeld + ")";
+                + " AND NOT COALESCE(hd.holds, false)";
+        String near;
+        if (held) {
+            // The window's own rows, with what holds each back, in one walk: a held claim writes nothing, so within the
+            // window every row that can hold a later sibling back is either a window row (held by a running transaction,
+            // or taken by an earlier round) or one of the few known outside it (outside). When those are known in full
+            // (exact), a window row is claimable when no such row of its aggregate comes before it: no lookup per row.
+            // Otherwise (many rows in backoff or parked), each candidate looks up its aggregate's head as before.
+            windowEnd = "win AS MATERIALIZED (SELECT p.event_id, p.seq, p.aggregate_type, p.aggregate_id, "
+                    + heldOrTaken.replace("%", "p") + " AS blocked FROM " + t + " p WHERE p.status = 'pending' AND "
+                    + READY_AT.replace("%", "p") + " <= now() ORDER BY p.seq LIMIT :window),"
+                    + " window_end AS MATERIALIZED (SELECT max(w.seq) AS seq, count(*) AS pending FROM win w)";
+            // Every unsent row before the window's end that holds its aggregate back and is not a window row: pending ones
+            // that are not ready (in backoff: a ready pending row before the window's end is a window row), and parked
+            // ones under HOLD_AGGREGATE. Each list stops one row past OUTSIDE_EXACT_LIMIT, which then says it is not
+            // complete. Rows in backoff are not limited to before the window's end, so that the walk stays bounded.
+            String outside = "outside AS MATERIALIZED (SELECT 1 AS source, b.seq, b.aggregate_type, b.aggregate_id FROM (SELECT"
+                    + " x.seq, x.aggregate_type, x.aggregate_id FROM " + t + " x WHERE x.status = 'pending' AND "
+                    + READY_AT.replace("%", "x") + " > now() LIMIT " + (OUTSIDE_EXACT_LIMIT + 1) + ") b"
+                    + " UNION ALL SELECT 2, b.seq, b.aggregate_type, b.aggregate_id FROM (SELECT x.seq, x.aggregate_type,"
+                    + " x.aggregate_id FROM " + t + " x WHERE x.status = 'parked' AND :parkedHolds"
+                    + " AND x.seq < (SELECT seq FROM window_end) ORDER BY x.seq LIMIT " + (OUTSIDE_EXACT_LIMIT + 1) + ") b)";
+            String exact = "exact AS MATERIALIZED (SELECT count(*) FILTER (WHERE source = 1) <= " + OUTSIDE_EXACT_LIMIT
+                    + " AND count(*) FILTER (WHERE source = 2) <= " + OUTSIDE_EXACT_LIMIT + " AS yes FROM outside)";
+            // A row is cut when a blocked row of its aggregate comes before it (or is it). Claimable rows are then closed
+            // under "every earlier unsent sibling": the first :maxRows by seq carry their earlier siblings with them, so
+            // gaps need not look them up (proven). Partitioned by bytes: equality is the same under any deterministic
+            // collation, and the sort of the window's rows by aggregate took a third of the choice under the default one.
+            String walked = "SELECT m.event_id, m.seq, m.aggregate_type, m.aggregate_id, NULL::bigint AS head_seq, true AS proven"
+                    + " FROM (SELECT x.*, bool_or(x.blocked) OVER (PARTITION BY x.aggregate_type COLLATE \"C\","
+                    + " x.aggregate_id COLLATE \"C\" ORDER BY x.seq)"
+                    + " AS cut FROM (SELECT w.event_id, w.seq, w.aggregate_type, w.aggregate_id, w.blocked FROM win w"
+                    + " UNION ALL SELECT NULL::uuid, o.seq, o.aggregate_type, o.aggregate_id, true FROM outside o) x) m"
+                    + " WHERE NOT m.cut AND (SELECT yes FROM exact)";
+            near = outside + ", " + exact + ", near AS MATERIALIZED (SELECT * FROM (" + walked + " ORDER BY m.seq LIMIT :maxRows) a"
+                    + " UNION ALL SELECT * FROM (" + lookedUp + " AND NOT (SELECT yes FROM exact) ORDER BY o.seq LIMIT :maxRows) b)";
+        } else {
+            near = "near AS MATERIALIZED (" + lookedUp + " ORDER BY o.seq LIMIT :maxRows" + lockOrSkipHeld + ")";
+        }
         String needFar = "need_far AS MATERIALIZED (SELECT (SELECT count(*) FROM near) < :maxRows"
                 + " AND (SELECT pending FROM window_end) >= :window AS yes)";
         String headRow = "SELECT h.aggregate_type, h.aggregate_id, h.seq, h.status, "
@@ -440,7 +478,8 @@ final class OutboxSql {
                 + " LIMIT (SELECT greatest(1, :maxRows / greatest(1, count(*))) FROM far_heads)) r)";
         // Gated by need_far itself: with nothing to look up, the planner may still walk every pending row for the
         // empty id list when the statistics say there are none.
-        String far = "far AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id, NULL::bigint AS head_seq"
+        String far = "far AS MATERIALIZED (SELECT o.event_id, o.seq, o.aggregate_type, o.aggregate_id, NULL::bigint AS head_seq,"
+                + " false AS proven"
                 + " FROM " + t + " o"
                 + " WHERE o.event_id = ANY (ARRAY(SELECT f.event_id FROM far_rows f"
                 + " WHERE NOT f.cut AND f.status = 'pending'))"
@@ -453,14 +492,14 @@ final class OutboxSql {
         // Each aggregate's candidates travel with its gap, so claimable needs no join back to candidates: a prepared
         // claim is planned generically, usually on a near-empty outbox, and the planner then joined the two steps in a
         // nested loop, every candidate against every aggregate (30 of 35 ms of a 500-row claim).
-        String gaps = "gaps AS MATERIALIZED (SELECT a.event_ids, a.seqs, CASE WHEN a.n_rows = 1"
-                + " AND a.last_seq = a.head_seq THEN NULL ELSE (SELECT min(e.seq) FROM " + t + " e"
+        String gaps = "gaps AS MATERIALIZED (SELECT a.event_ids, a.seqs, CASE WHEN a.proven OR (a.n_rows = 1"
+                + " AND a.last_seq = a.head_seq) THEN NULL ELSE (SELECT min(e.seq) FROM " + t + " e"
                 + " WHERE e.aggregate_type = a.aggregate_type AND e.aggregate_id = a.aggregate_id"
                 + " AND e.seq < a.last_seq AND e.status <> 'sent'"
                 + " AND " + holds.replace("%", "e")
                 + " AND e.event_id NOT IN (SELECT x.event_id FROM candidates x)) END AS first_gap"
                 + " FROM (SELECT aggregate_type, aggregate_id, max(seq) AS last_seq, count(*) AS n_rows,"
-                + " min(head_seq) AS head_seq, array_agg(event_id) AS event_ids, array_agg(seq) AS seqs"
+                + " min(head_seq) AS head_seq, bool_and(proven) AS proven, array_agg(event_id) AS event_ids, array_agg(seq) AS seqs"
                 + " FROM candidates GROUP BY aggregate_type, aggregate_id) a)";
         String claimable = "claimable AS (SELECT k.event_id, k.seq FROM gaps g"
                 + " CROSS JOIN LATERAL unnest(g.event_ids, g.seqs) AS k(event_id, seq)"
@@ -468,6 +507,12 @@ final class OutboxSql {
         return "WITH RECURSIVE " + String.join(", ", windowEnd, near, needFar, heads, farHeads, farRows, far,
                 candidates, gaps, claimable) + (held ? "" : ",") + claimed;
     }
+
+    /**
+     * How many rows in backoff, and how many parked rows under HOLD_AGGREGATE, a held ordered claim reads to tell
+     * the window's claimable rows without a lookup per row; with more of either it looks each candidate's head up.
+     */
+    static final int OUTSIDE_EXACT_LIMIT = 1000;
 
     /** How many pending rows the near part of an ordered claim looks at: a few batches' worth. */
     static int claimWindow(int maxRows) {
