@@ -442,11 +442,11 @@ final class OutboxSql {
                     + " AND count(*) FILTER (WHERE source = 2) <= " + OUTSIDE_EXACT_LIMIT + " AS yes FROM outside)";
             // A row is cut when a blocked row of its aggregate comes before it (or is it). Claimable rows are then closed
             // under "every earlier unsent sibling": the first :maxRows by seq carry their earlier siblings with them, so
-            // gaps need not look them up (proven). Partitioned by bytes: equality is the same under any deterministic
-            // collation, and the sort of the window's rows by aggregate took a third of the choice under the default one.
+            // gaps need not look them up (proven). Partitioned under the columns' own collation, as the writers' lock, the
+            // head lookups and gaps compare aggregates: under COLLATE "C" a case-insensitive column's ORDER-7 and order-7
+            // were two aggregates here and one everywhere else (PostgresNondeterministicCollationReviewTest).
             String walked = "SELECT m.event_id, m.seq, m.aggregate_type, m.aggregate_id, NULL::bigint AS head_seq, true AS proven"
-                    + " FROM (SELECT x.*, bool_or(x.blocked) OVER (PARTITION BY x.aggregate_type COLLATE \"C\","
-                    + " x.aggregate_id COLLATE \"C\" ORDER BY x.seq)"
+                    + " FROM (SELECT x.*, bool_or(x.blocked) OVER (PARTITION BY x.aggregate_type, x.aggregate_id ORDER BY x.seq)"
                     + " AS cut FROM (SELECT w.event_id, w.seq, w.aggregate_type, w.aggregate_id, w.blocked FROM win w"
                     + " UNION ALL SELECT NULL::uuid, o.seq, o.aggregate_type, o.aggregate_id, true FROM outside o) x) m"
                     + " WHERE NOT m.cut AND (SELECT yes FROM exact)";
@@ -492,16 +492,18 @@ final class OutboxSql {
         // Each aggregate's candidates travel with its gap, so claimable needs no join back to candidates: a prepared
         // claim is planned generically, usually on a near-empty outbox, and the planner then joined the two steps in a
         // nested loop, every candidate against every aggregate (30 of 35 ms of a 500-row claim).
-        String gaps = "gaps AS MATERIALIZED (SELECT a.event_ids, a.seqs, CASE WHEN a.proven OR (a.n_rows = 1"
-                + " AND a.last_seq = a.head_seq) THEN NULL ELSE (SELECT min(e.seq) FROM " + t + " e"
+        // Rows proven by the window's walk (held claims) need no look: they go straight to claimable.
+        String gaps = "gaps AS MATERIALIZED (SELECT a.event_ids, a.seqs, CASE WHEN a.n_rows = 1"
+                + " AND a.last_seq = a.head_seq THEN NULL ELSE (SELECT min(e.seq) FROM " + t + " e"
                 + " WHERE e.aggregate_type = a.aggregate_type AND e.aggregate_id = a.aggregate_id"
                 + " AND e.seq < a.last_seq AND e.status <> 'sent'"
                 + " AND " + holds.replace("%", "e")
                 + " AND e.event_id NOT IN (SELECT x.event_id FROM candidates x)) END AS first_gap"
                 + " FROM (SELECT aggregate_type, aggregate_id, max(seq) AS last_seq, count(*) AS n_rows,"
-                + " min(head_seq) AS head_seq, bool_and(proven) AS proven, array_agg(event_id) AS event_ids, array_agg(seq) AS seqs"
-                + " FROM candidates GROUP BY aggregate_type, aggregate_id) a)";
-        String claimable = "claimable AS (SELECT k.event_id, k.seq FROM gaps g"
+                + " min(head_seq) AS head_seq, array_agg(event_id) AS event_ids, array_agg(seq) AS seqs"
+                + " FROM candidates WHERE NOT proven GROUP BY aggregate_type, aggregate_id) a)";
+        String claimable = "claimable AS (SELECT p.event_id, p.seq FROM candidates p WHERE p.proven"
+                + " UNION ALL SELECT k.event_id, k.seq FROM gaps g"
                 + " CROSS JOIN LATERAL unnest(g.event_ids, g.seqs) AS k(event_id, seq)"
                 + " WHERE g.first_gap IS NULL OR k.seq < g.first_gap)";
         return "WITH RECURSIVE " + String.join(", ", windowEnd, near, needFar, heads, farHeads, farRows, far,
