@@ -33,6 +33,20 @@ final class OutboxSql {
 
     private static final String MICROS = " * interval '1 microsecond'";
 
+    /**
+     * Each row's aggregate as the columns' own collation tells them apart, for the relay's checks of an ordered claim
+     * (parking at claim under HOLD_AGGREGATE, a chosen row another claimer took): under a nondeterministic collation
+     * {@code ORDER-7} and {@code order-7} are one aggregate to the writers' lock and to every step of the claim, and
+     * two to Java's String equality (PostgresNondeterministicCollationCutReviewTest). hashtextextended hashes what the
+     * collation compares. Two aggregates whose hashes collide count as one there: the claim then leaves rows out for a
+     * round, never lets one through.
+     */
+    private static final String AGGREGATE_KEYS = ", hashtextextended(r.aggregate_type, 0) AS aggregate_type_key,"
+            + " hashtextextended(r.aggregate_id, 0) AS aggregate_id_key";
+
+    /** Columns an ordered claim's rows have after {@link #EVENT_COLUMNS}: behind and the two aggregate keys. */
+    static final int ORDERED_COLUMN_COUNT = 3;
+
     /** How many columns {@link #EVENT_COLUMNS} gives: the marker row of an ordered claim has as many. */
     static final int EVENT_COLUMN_COUNT = 13;
 
@@ -74,7 +88,8 @@ final class OutboxSql {
                 + " AND p.lease_until > now())";
         // CASE, not AND: PostgreSQL orders the conditions of a WHERE by their estimated cost, and the lookups must not
         // run for a claim that took rows.
-        return " UNION ALL SELECT " + String.join(", ", Collections.nCopies(EVENT_COLUMN_COUNT + 1, "NULL")) + ", true"
+        return " UNION ALL SELECT " + String.join(", ", Collections.nCopies(EVENT_COLUMN_COUNT + ORDERED_COLUMN_COUNT, "NULL"))
+                + ", true"
                 + " WHERE CASE WHEN EXISTS (SELECT 1 FROM claimable) THEN false"
                 + (held ? " WHEN " + freedAtEnd + " THEN false" : "") + " WHEN " + dueNotInFlight + " THEN " + inFlight
                 + " ELSE false END";
@@ -354,7 +369,7 @@ final class OutboxSql {
                 + " (SELECT n.event_id FROM " + t + " n WHERE n.aggregate_type = r.aggregate_type"
                 + " AND n.aggregate_id = r.aggregate_id AND n.status <> 'sent' AND n.seq > r.seq"
                 + " ORDER BY n.aggregate_type, n.aggregate_id, n.seq LIMIT 1) NOT IN (SELECT c.event_id FROM claimable c)"
-                + " END, false) AS behind";
+                + " END, false) AS behind" + AGGREGATE_KEYS;
         // The held choice locks nothing, yet an idle ordered relay's claim is only this statement: it too ends stalled
         // claims (a one-time filter, evaluated once before the rest).
         String marker = ordered ? HELD_ELSEWHERE_COLUMN : "";

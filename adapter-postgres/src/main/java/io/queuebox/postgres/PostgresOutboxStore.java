@@ -2,7 +2,6 @@ package io.queuebox.postgres;
 
 import io.queuebox.jdbc.Json;
 import io.queuebox.jdbc.StoreArguments;
-import io.queuebox.ports.AggregateRef;
 import io.queuebox.ports.BacklogStats;
 import io.queuebox.ports.ClaimBatch;
 import io.queuebox.ports.ClaimRequest;
@@ -520,7 +519,7 @@ final class PostgresOutboxStore implements OutboxStore {
     private record Sorted(List<Claimed> deliverable, List<UUID> heldBehind) {
 
         static Sorted of(List<Claimed> rows, boolean hold) {
-            Set<AggregateRef> held = new HashSet<>();
+            Set<AggregateKey> held = new HashSet<>();
             List<Claimed> deliverable = new ArrayList<>();
             List<UUID> heldBehind = new ArrayList<>();
             for (Claimed row : rows) {
@@ -552,7 +551,7 @@ final class PostgresOutboxStore implements OutboxStore {
      * ends but are not delivered: their earlier sibling is elsewhere.
      */
     private static List<ClaimedDelivery> keptInOrder(List<Claimed> chosen, Map<UUID, Integer> lockedAttempts) {
-        Set<AggregateRef> cut = new HashSet<>();
+        Set<AggregateKey> cut = new HashSet<>();
         List<ClaimedDelivery> kept = new ArrayList<>();
         for (Claimed row : chosen) {
             Integer attempts = lockedAttempts.get(row.eventId());
@@ -626,7 +625,14 @@ final class PostgresOutboxStore implements OutboxStore {
      * A claimed row: a delivery, or the reason it can never be one; {@code behind}: the next unsent row of its
      * aggregate stays outside the batch (ordered claims only).
      */
-    private record Claimed(UUID eventId, AggregateRef aggregate, ClaimedDelivery delivery, String undeliverable,
+    /**
+     * A row's aggregate as the table's collation tells them apart (OutboxSql AGGREGATE_KEYS); only ordered claims read
+     * it, and only they compare it.
+     */
+    private record AggregateKey(long type, long id) {
+    }
+
+    private record Claimed(UUID eventId, AggregateKey aggregate, ClaimedDelivery delivery, String undeliverable,
                            boolean behind) {
         /** The row an empty ordered claim returns when every due row was held elsewhere (OutboxSql HELD_ELSEWHERE). */
         static final Claimed MARKER = new Claimed(null, null, null, null, false);
@@ -642,7 +648,8 @@ final class PostgresOutboxStore implements OutboxStore {
             return Claimed.MARKER;
         }
         boolean behind = ordered && rs.getBoolean("behind");
-        AggregateRef aggregate = new AggregateRef(rs.getString("aggregate_type"), rs.getString("aggregate_id"));
+        AggregateKey aggregate = ordered
+                ? new AggregateKey(rs.getLong("aggregate_type_key"), rs.getLong("aggregate_id_key")) : null;
         HeaderColumn headers = HeaderColumn.read(rs);
         String problem = headers.problem();
         // Only a limit the relay was given: with the writer's default it would park what a writer allowed more.
