@@ -37,7 +37,7 @@ final class OutboxSql {
      * Each row's aggregate as the columns' own collation tells them apart, for the relay's checks of an ordered claim
      * (parking at claim under HOLD_AGGREGATE, a chosen row another claimer took): under a nondeterministic collation
      * {@code ORDER-7} and {@code order-7} are one aggregate to the writers' lock and to every step of the claim, and
-     * two to Java's String equality (PostgresNondeterministicCollationCutReviewTest). hashtextextended hashes what the
+     * two to Java's String equality (PostgresNondeterministicCollationReviewTest). hashtextextended hashes what the
      * collation compares. Two aggregates whose hashes collide count as one there: the claim then leaves rows out for a
      * round, never lets one through.
      */

@@ -18,6 +18,7 @@ import java.util.UUID;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * An outbox whose {@code aggregate_id} has a nondeterministic (case-insensitive ICU) collation: the table created
@@ -27,7 +28,8 @@ import org.junit.jupiter.params.provider.CsvSource;
  * The held ordered claim's one walk of its window (ce5db8e) partitions by {@code COLLATE "C"}, bytes, and so treats
  * them as two aggregates: {@code order-7} is claimed while the earlier {@code ORDER-7} is in backoff, parked under
  * HOLD_AGGREGATE, or held by another running claim. Leased claims (control) and the held claim before ce5db8e keep
- * it back. (Review of ce5db8e.)
+ * it back. (Review of ce5db8e.) The relay's own checks of an ordered claim compared aggregates by String equality
+ * too (review of b6b22af).
  */
 class PostgresNondeterministicCollationReviewTest {
 
@@ -96,6 +98,43 @@ class PostgresNondeterministicCollationReviewTest {
                 }
                 otherClaim.rollback();
             }
+        }
+    }
+
+    /**
+     * Parking at claim under HOLD_AGGREGATE: the claim's SQL offers both rows (one aggregate), and the relay parks the
+     * undeliverable ORDER-7 and must then leave order-7 out. It compared aggregates by Java's String equality and
+     * delivered order-7 (review of b6b22af; leased and held, from before b6b22af).
+     */
+    @ParameterizedTest(name = "holdRowLocks {0}")
+    @ValueSource(booleans = {false, true})
+    void aRowBehindAnUndeliverableRowSpelledInAnotherCaseWaitsUnderHoldAggregate(boolean holdRowLocks)
+            throws SQLException {
+        schema(holdRowLocks);
+        UUID first = db.insertRow(settings, "ORDER-7", " ", "{}"); // blank event type: parked at claim
+        UUID second = db.insertRow(settings, "order-7", "paid", "{}");
+        UUID other = db.insertRow(settings, "order-8", "created", "{}");
+
+        ClaimBatch batch = store.claim(new ClaimRequest("collation-cut", 10, Duration.ofSeconds(30),
+                Ordering.PER_AGGREGATE, ParkingPolicy.HOLD_AGGREGATE));
+        List<UUID> claimed = batch.deliveries().stream().map(ClaimedDelivery::eventId).toList();
+        try {
+            assertThat(status(first)).isEqualTo("parked");
+            assertThat(claimed).as("order-7 behind the parked ORDER-7 (HOLD_AGGREGATE), one aggregate by the column's"
+                    + " collation").contains(other).doesNotContain(second);
+        } finally {
+            if (!claimed.isEmpty()) {
+                store.release(batch.lease(), claimed);
+            }
+        }
+    }
+
+    private String status(UUID id) throws SQLException {
+        try (Connection connection = db.dataSource.getConnection(); Statement statement = connection.createStatement();
+             ResultSet rs = statement.executeQuery("SELECT status FROM " + settings.qualifiedTable()
+                     + " WHERE event_id = '" + id + "'")) {
+            rs.next();
+            return rs.getString(1);
         }
     }
 
