@@ -405,8 +405,13 @@ final class OutboxSql {
         // A row a running transaction holds is in flight, like a leased one: it holds back its later siblings.
         String heldToo = held ? " OR " + heldOrTaken : "";
         String holds = "(%.status = 'pending' OR :parkedHolds)";
-        String windowEnd;
-        windowEnd = "window_end AS MATERIALIZED (SELECT max(w.seq) AS seq, count(*) AS pending FROM"
+        // Held, the window's rows are kept with what the walk of the near part needs (win, below).
+        String windowEnd = held
+                ? "win AS MATERIALIZED (SELECT p.event_id, p.seq, p.aggregate_type, p.aggregate_id, "
+                + heldOrTaken.replace("%", "p") + " AS blocked FROM " + t + " p WHERE p.status = 'pending' AND "
+                + READY_AT.replace("%", "p") + " <= now() ORDER BY p.seq LIMIT :window),"
+                + " window_end AS MATERIALIZED (SELECT max(w.seq) AS seq, count(*) AS pending FROM win w)"
+                : "window_end AS MATERIALIZED (SELECT max(w.seq) AS seq, count(*) AS pending FROM"
                 + " (SELECT p.seq FROM " + t + " p WHERE p.status = 'pending' AND " + READY_AT.replace("%", "p")
                 + " <= now() ORDER BY p.seq LIMIT :window) w)";
         // Whether the head of the candidate's aggregate holds it back: its first unsent row that can (pending, or
@@ -439,20 +444,17 @@ final class OutboxSql {
             // or taken by an earlier round) or one of the few known outside it (outside). When those are known in full
             // (exact), a window row is claimable when no such row of its aggregate comes before it: no lookup per row.
             // Otherwise (many rows in backoff or parked), each candidate looks up its aggregate's head as before.
-            windowEnd = "win AS MATERIALIZED (SELECT p.event_id, p.seq, p.aggregate_type, p.aggregate_id, "
-                    + heldOrTaken.replace("%", "p") + " AS blocked FROM " + t + " p WHERE p.status = 'pending' AND "
-                    + READY_AT.replace("%", "p") + " <= now() ORDER BY p.seq LIMIT :window),"
-                    + " window_end AS MATERIALIZED (SELECT max(w.seq) AS seq, count(*) AS pending FROM win w)";
             // Every unsent row before the window's end that holds its aggregate back and is not a window row: pending ones
             // that are not ready (in backoff: a ready pending row before the window's end is a window row), and parked
             // ones under HOLD_AGGREGATE. Each list stops one row past OUTSIDE_EXACT_LIMIT, which then says it is not
             // complete. Rows in backoff are not limited to before the window's end, so that the walk stays bounded.
+            String readPastLimit = " LIMIT " + (OUTSIDE_EXACT_LIMIT + 1);
             String outside = "outside AS MATERIALIZED (SELECT 1 AS source, b.seq, b.aggregate_type, b.aggregate_id FROM (SELECT"
                     + " x.seq, x.aggregate_type, x.aggregate_id FROM " + t + " x WHERE x.status = 'pending' AND "
-                    + READY_AT.replace("%", "x") + " > now() LIMIT " + (OUTSIDE_EXACT_LIMIT + 1) + ") b"
+                    + READY_AT.replace("%", "x") + " > now()" + readPastLimit + ") b"
                     + " UNION ALL SELECT 2, b.seq, b.aggregate_type, b.aggregate_id FROM (SELECT x.seq, x.aggregate_type,"
                     + " x.aggregate_id FROM " + t + " x WHERE x.status = 'parked' AND :parkedHolds"
-                    + " AND x.seq < (SELECT seq FROM window_end) ORDER BY x.seq LIMIT " + (OUTSIDE_EXACT_LIMIT + 1) + ") b)";
+                    + " AND x.seq < (SELECT seq FROM window_end) ORDER BY x.seq" + readPastLimit + ") b)";
             String exact = "exact AS MATERIALIZED (SELECT count(*) FILTER (WHERE source = 1) <= " + OUTSIDE_EXACT_LIMIT
                     + " AND count(*) FILTER (WHERE source = 2) <= " + OUTSIDE_EXACT_LIMIT + " AS yes FROM outside)";
             // A row is cut when a blocked row of its aggregate comes before it (or is it). Claimable rows are then closed

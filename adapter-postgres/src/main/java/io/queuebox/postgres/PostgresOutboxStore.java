@@ -622,16 +622,16 @@ final class PostgresOutboxStore implements OutboxStore {
     }
 
     /**
-     * A claimed row: a delivery, or the reason it can never be one; {@code behind}: the next unsent row of its
-     * aggregate stays outside the batch (ordered claims only).
-     */
-    /**
      * A row's aggregate as the table's collation tells them apart (OutboxSql AGGREGATE_KEYS); only ordered claims read
      * it, and only they compare it.
      */
     private record AggregateKey(long type, long id) {
     }
 
+    /**
+     * A claimed row: a delivery, or the reason it can never be one; {@code behind}: the next unsent row of its
+     * aggregate stays outside the batch (ordered claims only).
+     */
     private record Claimed(UUID eventId, AggregateKey aggregate, ClaimedDelivery delivery, String undeliverable,
                            boolean behind) {
         /** The row an empty ordered claim returns when every due row was held elsewhere (OutboxSql HELD_ELSEWHERE). */

@@ -85,11 +85,7 @@ class PostgresChoiceTurnWaitTest {
     }
 
     private String status(UUID eventId) throws SQLException {
-        try (Connection c = db.dataSource.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT status FROM " + settings.qualifiedTable() + " WHERE event_id = '" + eventId + "'")) {
-            rs.next();
-            return rs.getString(1);
-        }
+        return db.columnOf(settings, eventId, "status");
     }
 
     /**

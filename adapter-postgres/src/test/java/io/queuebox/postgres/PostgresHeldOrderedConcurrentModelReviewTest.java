@@ -15,11 +15,8 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Random;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
@@ -196,10 +193,5 @@ class PostgresHeldOrderedConcurrentModelReviewTest {
             }
         }
         return null;
-    }
-
-    @SuppressWarnings("unused")
-    private static <T> Set<T> setOf(List<T> list) {
-        return Collections.unmodifiableSet(new HashSet<>(list));
     }
 }

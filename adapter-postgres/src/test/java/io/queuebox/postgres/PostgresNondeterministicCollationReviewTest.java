@@ -130,12 +130,7 @@ class PostgresNondeterministicCollationReviewTest {
     }
 
     private String status(UUID id) throws SQLException {
-        try (Connection connection = db.dataSource.getConnection(); Statement statement = connection.createStatement();
-             ResultSet rs = statement.executeQuery("SELECT status FROM " + settings.qualifiedTable()
-                     + " WHERE event_id = '" + id + "'")) {
-            rs.next();
-            return rs.getString(1);
-        }
+        return db.columnOf(settings, id, "status");
     }
 
     private long distinctAggregates() throws SQLException {

@@ -10,10 +10,7 @@ import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.ParkedEvent;
 import io.queuebox.ports.ParkingPolicy;
 import io.queuebox.ports.ReplaySelector;
-import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
@@ -134,11 +131,6 @@ class PostgresUndeliverableRowsTest {
     }
 
     private String leaseOf(UUID id) throws SQLException {
-        try (Connection connection = db.dataSource.getConnection(); Statement statement = connection.createStatement();
-             ResultSet rs = statement.executeQuery("SELECT lease_token FROM " + settings.qualifiedTable()
-                     + " WHERE event_id = '" + id + "'")) {
-            rs.next();
-            return rs.getString(1);
-        }
+        return db.columnOf(settings, id, "lease_token");
     }
 }

@@ -94,6 +94,16 @@ final class TestDatabase implements AutoCloseable {
         return other;
     }
 
+    /** One column of one row of {@code settings}' table, as text (null for SQL NULL). */
+    String columnOf(PostgresOutboxSettings settings, UUID eventId, String column) throws SQLException {
+        try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+             java.sql.ResultSet rs = s.executeQuery("SELECT " + column + "::text FROM " + settings.qualifiedTable()
+                     + " WHERE event_id = '" + eventId + "'")) {
+            rs.next();
+            return rs.getString(1);
+        }
+    }
+
     /** Whether anybody holds a row lock on the row (a FOR UPDATE SKIP LOCKED from outside tells). */
     boolean lockedByAnyone(PostgresOutboxSettings settings, UUID eventId) throws SQLException {
         try (Connection c = dataSource.getConnection(); Statement s = c.createStatement()) {
