@@ -1,5 +1,6 @@
 package io.queuebox.testkit.outbox;
 
+import static io.queuebox.testkit.fixtures.OutboxFixtures.AGGREGATE_TYPE;
 import static io.queuebox.testkit.fixtures.OutboxFixtures.aClaimRequest;
 import static io.queuebox.testkit.fixtures.OutboxFixtures.anAggregateId;
 import static io.queuebox.testkit.fixtures.OutboxFixtures.anEvent;
@@ -15,6 +16,7 @@ import io.queuebox.ports.ClaimedDelivery;
 import io.queuebox.ports.LeaseToken;
 import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.OutboxStore;
+import io.queuebox.ports.ParkingPolicy;
 import io.queuebox.ports.Park;
 import io.queuebox.ports.ParkedEvent;
 import io.queuebox.ports.ReplaySelector;
@@ -23,9 +25,13 @@ import io.queuebox.testkit.fixtures.OutboxFixtures.ClaimRequestBuilder;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
+import java.util.Random;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.Callable;
@@ -333,6 +339,212 @@ public abstract class OutboxStoreContract {
 
         assertThat(events(first)).containsExactly(events.get(0));
         assertThat(events(rest)).containsExactlyElementsOf(events.subList(1, 3));
+    }
+
+    /**
+     * Random histories of three claimers (two of them on the second store) against {@link ClaimRuleModel}: writes over
+     * a few aggregates, claims while other batches are open, outcomes of every kind (sent, retried at once, retried
+     * much later, parked, released), replays. Every claim must return exactly the rows the rule allows, first by
+     * sequence, with their attempt counts; an empty claim may say the rows are held elsewhere only while another
+     * batch is open; every outcome must count every row of its live batch. Fixed seeds: a failure names its seed and
+     * step, and reruns the same history.
+     */
+    @Test
+    final void randomHistoriesOfThreeClaimersGetExactlyWhatTheRuleAllowsAtEveryClaim() {
+        OutboxStore[] claimers = {store, secondStoreOnSameOutbox(), store};
+        // One model for all: the rows a history leaves in backoff or parked stay in the outbox for the next.
+        ClaimRuleModel model = new ClaimRuleModel();
+        int[] seen = new int[3];
+        for (long seed = 1; seed <= 4; seed++) {
+            new ClaimHistory(seed, claimers, model, seen).run(120);
+        }
+        // The histories must reach what they are for, or they would pass without testing it.
+        assertThat(seen[0]).as("claims that took rows while another batch was open").isGreaterThanOrEqualTo(20);
+        assertThat(seen[1]).as("claims from which the rule kept a ready row back").isGreaterThanOrEqualTo(50);
+        assertThat(seen[2]).as("claims a row in backoff or parked kept something back from").isGreaterThanOrEqualTo(30);
+    }
+
+    /** One history of {@link #randomHistoriesOfThreeClaimersGetExactlyWhatTheRuleAllowsAtEveryClaim}. */
+    private final class ClaimHistory {
+        /** More unsent rows than this and the history stops writing: a store may look only so far ahead (100 rows). */
+        private static final int MAX_UNSENT = 60;
+        private static final Duration MUCH_LATER = Duration.ofHours(1);
+
+        private final long seed;
+        private final Random random;
+        private final OutboxStore[] claimers;
+        private final ClaimBatch[] open;
+        private final ClaimRuleModel model;
+        /** Claims that took rows beside another open batch; that the rule kept a row back from; that a retry or parked row did. */
+        private final int[] seen;
+        private final ParkingPolicy policy;
+        /** Aggregates new rows are written to; one whose row waits much later for its retry is swapped for a new one. */
+        private final List<String> aggregates = new ArrayList<>();
+        private int step;
+
+        ClaimHistory(long seed, OutboxStore[] claimers, ClaimRuleModel model, int[] seen) {
+            this.seed = seed;
+            this.model = model;
+            this.seen = seen;
+            this.random = new Random(seed);
+            this.claimers = claimers;
+            this.open = new ClaimBatch[claimers.length];
+            this.policy = random.nextBoolean() ? ParkingPolicy.HOLD_AGGREGATE : ParkingPolicy.CONTINUE_AGGREGATE;
+            for (int i = 0; i < 4; i++) {
+                aggregates.add(anAggregateId());
+            }
+        }
+
+        void run(int steps) {
+            for (step = 0; step < steps; step++) {
+                int dice = random.nextInt(100);
+                if (dice < 25 && model.unsent() < MAX_UNSENT) {
+                    write();
+                } else if (dice < 60) {
+                    claim(random.nextInt(claimers.length));
+                } else if (dice < 95) {
+                    resolve(random.nextInt(claimers.length));
+                } else {
+                    replay();
+                }
+            }
+            for (int claimer = 0; claimer < claimers.length; claimer++) {
+                resolve(claimer);
+            }
+            // Drained by one claimer that sends everything: the rule still holds at every claim.
+            for (int round = 0; round < 200; round++, step++) {
+                if (claim(0).isEmpty()) {
+                    break;
+                }
+                sendAll(0);
+            }
+            BacklogStats stats = store.stats();
+            assertThat(stats.pending()).as(where("pending rows after the drain"))
+                    .isEqualTo(model.count(ClaimRuleModel.State.READY) + model.count(ClaimRuleModel.State.BACKOFF));
+            assertThat(stats.parked()).as(where("parked rows after the drain")).isEqualTo(model.count(ClaimRuleModel.State.PARKED));
+        }
+
+        private void write() {
+            List<OutboxEvent> events = new ArrayList<>();
+            for (int i = 1 + random.nextInt(3); i > 0; i--) {
+                events.add(anEventFor(aggregates.get(random.nextInt(aggregates.size()))));
+            }
+            writeCommitted(events);
+            events.forEach(e -> model.written(e.eventId(), e.aggregateId()));
+        }
+
+        private ClaimBatch claim(int claimer) {
+            if (open[claimer] != null) {
+                return open[claimer];
+            }
+            int maxRows = 1 + random.nextInt(8);
+            List<UUID> expected = model.expectedClaim(maxRows, policy);
+            String before = model.toString();
+            ClaimBatch batch = claimers[claimer].claim(
+                    aClaimRequest().by("claimer-" + claimer).forAtMost(maxRows).leasedFor(LONG_LEASE).parkingPolicy(policy).build());
+
+            assertThat(ids(batch)).as(where("claimer " + claimer + ", maxRows " + maxRows + ", " + policy + ", rows before "
+                    + before)).containsExactlyElementsOf(expected);
+            if (batch.heldElsewhere()) {
+                assertThat(Arrays.stream(open).anyMatch(Objects::nonNull))
+                        .as(where("held elsewhere while no other batch is open")).isTrue();
+            }
+            for (ClaimedDelivery delivery : batch.deliveries()) {
+                ClaimRuleModel.Row row = model.row(delivery.eventId());
+                assertThat(delivery.attempts()).as(where("attempts of " + row)).isEqualTo(row.attempts);
+                row.state = ClaimRuleModel.State.CLAIMED;
+                row.claimer = claimer;
+            }
+            if (!batch.isEmpty()) {
+                open[claimer] = batch;
+                seen[0] += Arrays.stream(open).filter(Objects::nonNull).count() > 1 ? 1 : 0;
+            }
+            seen[1] += model.keptBack(maxRows, policy, false) ? 1 : 0;
+            seen[2] += model.keptBack(maxRows, policy, true) ? 1 : 0;
+            return batch;
+        }
+
+        /** Gives every row of the claimer's open batch an outcome, as the engine would: after a failure, the later rows of that aggregate are released. */
+        private void resolve(int claimer) {
+            ClaimBatch batch = open[claimer];
+            if (batch == null) {
+                return;
+            }
+            List<UUID> sent = new ArrayList<>();
+            List<Reschedule> retried = new ArrayList<>();
+            List<Park> parked = new ArrayList<>();
+            List<UUID> released = new ArrayList<>();
+            Set<String> stopped = new HashSet<>();
+            for (ClaimedDelivery delivery : batch.deliveries()) {
+                ClaimRuleModel.Row row = model.row(delivery.eventId());
+                row.claimer = -1;
+                int dice = stopped.contains(row.aggregate) ? 99 : random.nextInt(100);
+                if (dice < 55) {
+                    sent.add(row.id);
+                    row.state = ClaimRuleModel.State.SENT;
+                    continue;
+                }
+                stopped.add(row.aggregate);
+                if (dice < 65) {
+                    retried.add(new Reschedule(row.id, Duration.ZERO, "retried at once"));
+                    row.state = ClaimRuleModel.State.READY;
+                    row.attempts++;
+                } else if (dice < 70) {
+                    retried.add(new Reschedule(row.id, MUCH_LATER, "retried much later"));
+                    row.state = ClaimRuleModel.State.BACKOFF;
+                    row.attempts++;
+                    if (aggregates.remove(row.aggregate)) {
+                        aggregates.add(anAggregateId());
+                    }
+                } else if (dice < 80) {
+                    parked.add(new Park(row.id, "parked"));
+                    row.state = ClaimRuleModel.State.PARKED;
+                    row.attempts++;
+                } else {
+                    released.add(row.id);
+                    row.state = ClaimRuleModel.State.READY;
+                }
+            }
+            List<Runnable> outcomes = new ArrayList<>();
+            OutboxStore claimerStore = claimers[claimer];
+            LeaseToken lease = batch.lease();
+            outcomes.add(() -> assertThat(claimerStore.markSent(lease, sent)).as(where("marked sent")).isEqualTo(sent.size()));
+            outcomes.add(() -> assertThat(claimerStore.reschedule(lease, retried)).as(where("rescheduled")).isEqualTo(retried.size()));
+            outcomes.add(() -> assertThat(claimerStore.park(lease, parked)).as(where("parked")).isEqualTo(parked.size()));
+            outcomes.add(() -> assertThat(claimerStore.release(lease, released)).as(where("released")).isEqualTo(released.size()));
+            Collections.shuffle(outcomes, random);
+            outcomes.forEach(Runnable::run);
+            open[claimer] = null;
+        }
+
+        private void sendAll(int claimer) {
+            ClaimBatch batch = open[claimer];
+            assertThat(claimers[claimer].markSent(batch.lease(), ids(batch))).as(where("marked sent")).isEqualTo(batch.size());
+            batch.deliveries().forEach(d -> {
+                ClaimRuleModel.Row row = model.row(d.eventId());
+                row.state = ClaimRuleModel.State.SENT;
+                row.claimer = -1;
+            });
+            open[claimer] = null;
+        }
+
+        private void replay() {
+            List<String> withParked = model.aggregatesWith(ClaimRuleModel.State.PARKED);
+            if (withParked.isEmpty()) {
+                return;
+            }
+            String aggregate = withParked.get(random.nextInt(withParked.size()));
+            List<ClaimRuleModel.Row> rows = model.parkedOf(aggregate);
+            assertThat(store.replay(ReplaySelector.aggregate(AGGREGATE_TYPE, aggregate))).as(where("replayed")).isEqualTo(rows.size());
+            rows.forEach(row -> {
+                row.state = ClaimRuleModel.State.READY;
+                row.attempts = 0;
+            });
+        }
+
+        private String where(String what) {
+            return "seed " + seed + ", step " + step + ": " + what;
+        }
     }
 
     // ----------------------------------------------------------------------------------- leases
