@@ -66,7 +66,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--rates", split = ",", defaultValue = "200,1000,5000", description = "Steady commit rates per second (default ${DEFAULT-VALUE}).")
     int[] rates;
 
-    @Option(names = "--steady-seconds", defaultValue = "8", description = "Measured seconds per steady rate, after 1 s warm-up (default ${DEFAULT-VALUE}).")
+    @Option(names = "--steady-seconds", defaultValue = "8", description = "Measured seconds per steady rate, after the warm-up (default ${DEFAULT-VALUE}).")
     int steadySeconds;
 
     @Option(names = "--idle-seconds", defaultValue = "10", description = "Seconds of the idle measurement per mode (default ${DEFAULT-VALUE}).")
@@ -111,8 +111,11 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--peer-rates", split = ",", defaultValue = "200,1000", description = "Rates of Debezium alone and gruelbox in the latency comparison (default ${DEFAULT-VALUE}).")
     int[] peerRates;
 
-    @Option(names = "--warmup-seconds", defaultValue = "2", description = "Warm-up at each steady rate before measuring, not recorded (default ${DEFAULT-VALUE}).")
+    @Option(names = "--warmup-seconds", defaultValue = "2", description = "Shortest warm-up at each steady rate before measuring, not recorded; longer while the JIT compilers are busy (default ${DEFAULT-VALUE}).")
     int warmupSeconds;
+
+    @Option(names = "--max-warmup-seconds", defaultValue = "30", description = "Longest warm-up at each steady rate, while the JIT compilers are still busy (default ${DEFAULT-VALUE}).")
+    int maxWarmupSeconds;
 
     @Option(names = "--gruelbox-threads", defaultValue = "8", description = "gruelbox executor threads in the latency comparison (default ${DEFAULT-VALUE}).")
     int gruelboxThreads;
@@ -177,6 +180,7 @@ public final class BenchCommand implements Callable<Integer> {
             peerRates = new int[] {200};
             steadySeconds = 2;
             warmupSeconds = 1;
+            maxWarmupSeconds = 1;
             peerRows = 1000;
             reps = 1;
             idleSeconds = 2;
@@ -187,6 +191,7 @@ public final class BenchCommand implements Callable<Integer> {
                 only = List.of("drain", "latency", "peers", "backlog", "inbox", "quiet");
             }
         }
+        Steady.maxWarmup(Duration.ofSeconds(maxWarmupSeconds));
         long started = System.nanoTime();
         // What makes the run fail once its results are written: events never delivered, a broker short of a drain.
         List<String> failures = new ArrayList<>();
@@ -457,7 +462,10 @@ public final class BenchCommand implements Callable<Integer> {
         settings.put("peerRows", peerRows);
         settings.put("peerRates", java.util.Arrays.toString(peerRates));
         settings.put("reps", reps + " interleaved repetitions, medians reported (idle cost measured in the first only)");
-        settings.put("warmupSeconds", warmupSeconds + " s at each rate before measuring, not recorded");
+        settings.put("warmupSeconds", "at least " + warmupSeconds + " s at each rate before measuring, not recorded, then on in"
+                + " steps of 1 s while the JVM's JIT compilers spent " + Steady.SETTLED_COMPILE_MS_PER_SECOND + " ms or more"
+                + " in the last second, up to " + maxWarmupSeconds + " s (each row: warmupSeconds, and"
+                + " jitCompileMs over its measured part)");
         settings.put("cpu", "JVM process CPU (OperatingSystemMXBean#getProcessCpuTime) over the run, per 1,000 events; includes the bench's"
                 + " producers and consumer and, with Kafka, the in-process broker; PostgreSQL's CPU is not in it. 'Above idle' subtracts"
                 + " the JVM's idle CPU rate (machine.jvmIdleCpuMsPerSecond) over the run's wall time. Steady rates: from the end of the"

@@ -22,8 +22,11 @@ final class Cpu {
     private final long startWall;
     private final long[] machineStart;
 
+    private final long startCompileMillis;
+
     private Cpu(long startNanos) {
         this.startNanos = startNanos;
+        this.startCompileMillis = compileMillis();
         this.startWall = System.nanoTime();
         this.machineStart = MachineCpu.jiffies();
     }
@@ -78,6 +81,21 @@ final class Cpu {
         }
         double above = Math.max(0, busy - machineIdleMillisPerSecond * wall / 1e9);
         return Stats.round(above * 1000.0 / events, 2);
+    }
+
+    /**
+     * Milliseconds the JVM's JIT compilers spent since {@link #start()} (summed over the compiler threads), or null where
+     * the JVM does not say: a latency cell measured while they still compile shares the machine's CPU with them.
+     */
+    Long compileMillisSinceStart() {
+        long now = compileMillis();
+        return now < 0 || startCompileMillis < 0 ? null : now - startCompileMillis;
+    }
+
+    /** The JVM's JIT compile time so far, in ms (summed over the compiler threads); -1 where the JVM does not say. */
+    static long compileMillis() {
+        var compiler = ManagementFactory.getCompilationMXBean();
+        return compiler != null && compiler.isCompilationTimeMonitoringSupported() ? compiler.getTotalCompilationTime() : -1;
     }
 
     private static long processCpuNanos() {

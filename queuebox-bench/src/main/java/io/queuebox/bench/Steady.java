@@ -11,13 +11,14 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
  * Producers committing one event per transaction at a fixed rate, and the latency from each commit to the moment
- * an observer saw the event ({@code System.nanoTime()} on both sides, same JVM). What commits in the first
- * {@code warmup} of each rate is produced but not measured, however far behind the rate's schedule the producers
- * are. Whoever commits (the QueueBox writer, a plain INSERT, gruelbox's schedule) plugs in as a {@link Producer};
+ * an observer saw the event ({@code System.nanoTime()} on both sides, same JVM). What commits in the warm-up of each
+ * rate (at least {@code warmup}, longer while the JIT compilers are busy) is produced but not measured, however far
+ * behind the rate's schedule the producers are. Whoever commits (the QueueBox writer, a plain INSERT, gruelbox's schedule) plugs in as a {@link Producer};
  * whoever observes (the RabbitMQ consumer, Debezium's handler) fills a map of event id to nanoTime.
  */
 final class Steady {
@@ -47,6 +48,13 @@ final class Steady {
 
     /** How long every measured event has to reach every observer for the latency figures. */
     static final Duration WINDOW = Duration.ofSeconds(10);
+    /** JIT compile time per second under which a warm-up counts as settled. */
+    static final long SETTLED_COMPILE_MS_PER_SECOND = 50;
+    /** How much longer a warm-up grows at a time, and the span its compile time is read over. */
+    static final Duration WARMUP_STEP = Duration.ofSeconds(1);
+    /** The longest warm-up, settled or not, unless the command line says otherwise ({@link #maxWarmup(Duration)}). */
+    static final Duration MAX_WARMUP = Duration.ofSeconds(30);
+    private static volatile Duration maxWarmup = MAX_WARMUP;
     /** How much longer the bench waits, after {@link #WINDOW}, for events that were not seen in it. */
     static final Duration EXTENDED_WAIT = Duration.ofSeconds(120);
 
@@ -70,13 +78,14 @@ final class Steady {
                                                 Map<String, Map<String, Long>> observers, PrintStream out,
                                                 Supplier<String> diagnostic, Duration window, Duration extendedWait)
             throws Exception {
-        long warmupNanos = warmup.toNanos();
-        long totalNanos = warmupNanos + measure.toNanos();
+        long measureNanos = measure.toNanos();
         int threads = Math.max(2, Math.min(8, rate / 100));
         Map<String, Long> committed = new ConcurrentHashMap<>();
         AtomicLong next = new AtomicLong();
         AtomicLong produced = new AtomicLong();
         AtomicReference<Exception> failure = new AtomicReference<>();
+        // When the measured part begins, in ns after start: unknown until a warm-up that may grow has ended (warmUp).
+        AtomicLong measuredFrom = new AtomicLong(warmup.toNanos() < WARMUP_STEP.toNanos() ? warmup.toNanos() : Long.MAX_VALUE);
         long start = System.nanoTime();
         List<Thread> producers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
@@ -86,7 +95,9 @@ final class Steady {
                     while (failure.get() == null) {
                         long index = next.getAndIncrement();
                         long due = start + (long) (index * gap);
-                        if (due - start >= totalNanos || System.nanoTime() - start >= totalNanos) {
+                        long from = measuredFrom.get();
+                        if (from != Long.MAX_VALUE
+                                && (due - start >= from + measureNanos || System.nanoTime() - start >= from + measureNanos)) {
                             return; // behind schedule: the achieved rate says so
                         }
                         long wait = due - System.nanoTime();
@@ -95,7 +106,8 @@ final class Steady {
                         }
                         // By when the commit starts, not by its place in the schedule: producers slower than the
                         // rate never reach the schedule's measured part.
-                        boolean measured = Math.max(due, System.nanoTime()) - start >= warmupNanos;
+                        from = measuredFrom.get();
+                        boolean measured = from != Long.MAX_VALUE && Math.max(due, System.nanoTime()) - start >= from;
                         session.commitOne(index, (id, at) -> {
                             if (measured) {
                                 committed.put(id, at);
@@ -111,7 +123,8 @@ final class Steady {
             thread.start();
         }
         // CPU from the end of the warm-up (JIT, pools and connections settle in it) to the last event seen.
-        LockSupport.parkNanos(Math.max(0, start + warmupNanos - System.nanoTime()));
+        long warmedNanos = warmUp(start, warmup, failure);
+        measuredFrom.set(warmedNanos);
         Cpu cpu = Cpu.start();
         for (Thread thread : producers) {
             thread.join();
@@ -120,7 +133,7 @@ final class Steady {
             throw failure.get();
         }
         long productionEnd = System.nanoTime();
-        double produceSeconds = Brokers.seconds(start) - warmupNanos / 1e9;
+        double produceSeconds = Brokers.seconds(start) - warmedNanos / 1e9;
         long windowDeadline = productionEnd + window.toNanos();
         while (System.nanoTime() < windowDeadline && !allSeen(observers, committed)) {
             Thread.sleep(5);
@@ -129,6 +142,7 @@ final class Steady {
         long windowEnd = System.nanoTime();
         Double cpuMs = cpu.msPerThousand(committed.size());
         Double cpuAboveIdle = cpu.msPerThousandAboveIdle(committed.size());
+        Long compileMs = cpu.compileMillisSinceStart();
         boolean extended = !allSeen(observers, committed);
         String diagnosis = null;
         if (extended) {
@@ -169,10 +183,13 @@ final class Steady {
             row.put("maxMs", latencies.length == 0 ? null : Stats.round(latencies[latencies.length - 1] / 1e6, 1));
             row.put("cpuMsPer1000", cpuMs);
             row.put("cpuAboveIdleMsPer1000", cpuAboveIdle);
+            row.put("warmupSeconds", Stats.round(warmedNanos / 1e9, 1));
+            row.put("jitCompileMs", compileMs);
             rows.put(observer.getKey(), row);
-            out.printf(Locale.ROOT, "    %-28s %5d/s (achieved %5d/s, %6d events): p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  cpu %s ms/1000 (%s above idle)%s%n",
+            out.printf(Locale.ROOT, "    %-28s %5d/s (achieved %5d/s, %6d events): p50 %7.1f ms  p99 %7.1f ms  p99.9 %7.1f ms  cpu %s ms/1000 (%s above idle)  warm-up %s s, jit %s ms%s%n",
                     label + (observers.size() > 1 ? " " + observer.getKey() : ""), rate, row.get("achievedPerSecond"),
                     committed.size(), row.get("p50Ms"), row.get("p99Ms"), row.get("p999Ms"), cpuMs, cpuAboveIdle,
+                    row.get("warmupSeconds"), compileMs,
                     lost == 0 ? "" : String.format(Locale.ROOT, "  (%d not seen in %d ms: %d seen late%s, %d never in a further %d ms)",
                             lost, window.toMillis(), lost - never,
                             lastSeenAfterEndMs == null ? "" : ", the last " + lastSeenAfterEndMs + " ms after the end of production",
@@ -183,6 +200,51 @@ final class Steady {
         }
         observers.values().forEach(Map::clear);
         return rows;
+    }
+
+    /**
+     * Waits out the warm-up: at least {@code minimum}, then on in steps of a second while the JVM's JIT compilers spent
+     * {@link #SETTLED_COMPILE_MS_PER_SECOND} ms or more in the last second, up to {@link #maxWarmup(Duration)}. Measured while
+     * they still compile, a cell shares the machine with them: on this 2-core machine, in the first seconds of a cell
+     * whose code had not run before in the JVM, they took half a core. A warm-up shorter than the one-second step is
+     * taken as it is. Answers the warm-up's length in ns.
+     */
+    private static long warmUp(long start, Duration minimum, AtomicReference<Exception> failure) {
+        return warmUp(start, minimum, maxWarmup, failure::get, Cpu::compileMillis);
+    }
+
+    /**
+     * {@link #warmUp(long, Duration, AtomicReference)} with its limit and its sources given: {@code failed} (non-null
+     * ends the warm-up), and {@code compileMillis}, the JIT compilers' total so far (negative when unknown).
+     */
+    static long warmUp(long start, Duration minimum, Duration maximum, Supplier<?> failed, LongSupplier compileMillis) {
+        long step = WARMUP_STEP.toNanos();
+        if (minimum.toNanos() < step) {
+            LockSupport.parkNanos(Math.max(0, start + minimum.toNanos() - System.nanoTime()));
+            return minimum.toNanos();
+        }
+        LockSupport.parkNanos(Math.max(0, start + minimum.toNanos() - step - System.nanoTime()));
+        long before = compileMillis.getAsLong();
+        LockSupport.parkNanos(Math.max(0, start + minimum.toNanos() - System.nanoTime()));
+        while (failed.get() == null && System.nanoTime() - start < maximum.toNanos()) {
+            long now = compileMillis.getAsLong();
+            if (now < 0 || before < 0 || now - before < SETTLED_COMPILE_MS_PER_SECOND) {
+                break;
+            }
+            before = now;
+            LockSupport.parkNanos(step);
+        }
+        return System.nanoTime() - start;
+    }
+
+    /** Sets the longest warm-up of every later run, for the whole bench (the smoke run keeps it at its minimum). */
+    static void maxWarmup(Duration longest) {
+        maxWarmup = longest;
+    }
+
+    /** The longest warm-up of the runs to come. */
+    static Duration maxWarmup() {
+        return maxWarmup;
     }
 
     /** The diagnostic's answer; a failure of its own is named in it rather than failing the run. */

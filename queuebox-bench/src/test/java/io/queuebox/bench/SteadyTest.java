@@ -137,4 +137,32 @@ class SteadyTest {
     private static PrintStream quiet() {
         return new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
     }
+
+    /** The warm-up grows while the compilers are busy, by whole steps, and stops once a step saw them settle. */
+    @Test
+    void aWarmUpGrowsWhileTheJitCompilersAreBusyAndStopsOnceTheySettle() {
+        long start = System.nanoTime();
+        // Busy (100 ms of compiling per second) for the first 2.5 s, then idle.
+        java.util.function.LongSupplier compiling = () -> {
+            long elapsedMillis = (System.nanoTime() - start) / 1_000_000;
+            return Math.min(elapsedMillis, 2500) / 10;
+        };
+
+        long warmed = Steady.warmUp(start, Duration.ofSeconds(1), Duration.ofSeconds(30), () -> null, compiling);
+
+        // Read at 1 s (busy), 2 s (busy), 3 s (500 ms into the quiet: still 50 ms compiled in that step), 4 s (quiet).
+        assertThat(Duration.ofNanos(warmed)).isBetween(Duration.ofMillis(3900), Duration.ofMillis(4800));
+    }
+
+    @Test
+    void aWarmUpEndsAtItsLimitWhenTheCompilersNeverSettleAndAtOnceWithoutACompileClock() {
+        long start = System.nanoTime();
+        java.util.function.LongSupplier alwaysBusy = () -> (System.nanoTime() - start) / 1_000_000;
+
+        long capped = Steady.warmUp(start, Duration.ofSeconds(1), Duration.ofMillis(2500), () -> null, alwaysBusy);
+        long unknown = Steady.warmUp(System.nanoTime(), Duration.ofSeconds(1), Duration.ofSeconds(30), () -> null, () -> -1);
+
+        assertThat(Duration.ofNanos(capped)).isBetween(Duration.ofMillis(2500), Duration.ofMillis(3400));
+        assertThat(Duration.ofNanos(unknown)).isBetween(Duration.ofMillis(1000), Duration.ofMillis(1400));
+    }
 }
