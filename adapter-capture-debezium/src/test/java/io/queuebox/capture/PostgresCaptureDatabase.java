@@ -88,6 +88,12 @@ final class PostgresCaptureDatabase implements AutoCloseable {
         return ids;
     }
 
+    int serverVersionNum() throws SQLException {
+        try (Connection c = connect(); Statement st = c.createStatement()) {
+            return Integer.parseInt(single(st, "SHOW server_version_num"));
+        }
+    }
+
     void execute(String sql) throws SQLException {
         try (Connection c = connect(); Statement st = c.createStatement()) {
             st.execute(sql);

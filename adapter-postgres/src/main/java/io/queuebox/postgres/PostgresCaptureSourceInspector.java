@@ -16,6 +16,10 @@ import javax.sql.DataSource;
 
 final class PostgresCaptureSourceInspector implements CaptureSourceInspector {
 
+    /** PostgreSQL 15 brought publication column lists: capture needs only the event id of an inserted row. */
+    private static final int COLUMN_LISTS_SINCE = 150000;
+    private static final String EVENT_ID = "event_id";
+
     private final DataSource dataSource;
 
     PostgresCaptureSourceInspector(DataSource dataSource) {
@@ -71,24 +75,40 @@ final class PostgresCaptureSourceInspector implements CaptureSourceInspector {
     private static void inspectPublication(Connection connection, CaptureFingerprint f, List<String> problems)
             throws SQLException {
         String table = f.schema() + "." + f.table();
+        String quotedTable = "\"" + f.schema() + "\".\"" + f.table() + "\"";
+        boolean columnLists = Integer.parseInt(single(connection, "SHOW server_version_num")) >= COLUMN_LISTS_SINCE;
         try (PreparedStatement statement = connection.prepareStatement(
                 "SELECT p.pubinsert, EXISTS (SELECT 1 FROM pg_publication_tables t WHERE t.pubname = p.pubname"
-                        + " AND t.schemaname = ? AND t.tablename = ?) AS covers"
+                        + " AND t.schemaname = ? AND t.tablename = ?) AS covers,"
+                        + (columnLists ? " (SELECT ? = ANY (t.attnames) FROM pg_publication_tables t WHERE t.pubname"
+                        + " = p.pubname AND t.schemaname = ? AND t.tablename = ?)" : " true") + " AS names_rows"
                         + " FROM pg_publication p WHERE p.pubname = ?")) {
-            statement.setString(1, f.schema());
-            statement.setString(2, f.table());
-            statement.setString(3, f.publication());
+            int i = 1;
+            statement.setString(i++, f.schema());
+            statement.setString(i++, f.table());
+            if (columnLists) {
+                statement.setString(i++, EVENT_ID);
+                statement.setString(i++, f.schema());
+                statement.setString(i++, f.table());
+            }
+            statement.setString(i, f.publication());
             try (ResultSet rs = statement.executeQuery()) {
                 if (!rs.next()) {
                     problems.add("publication '" + f.publication() + "' does not exist: create it with CREATE"
-                            + " PUBLICATION \"" + f.publication() + "\" FOR TABLE \"" + f.schema() + "\".\""
-                            + f.table() + "\" WITH (publish = 'insert');");
+                            + " PUBLICATION \"" + f.publication() + "\" FOR TABLE " + quotedTable
+                            + (columnLists ? " (" + EVENT_ID + ")" : "") + " WITH (publish = 'insert');");
                     return;
                 }
                 if (!rs.getBoolean("covers")) {
                     problems.add("publication '" + f.publication() + "' does not cover the outbox table " + table
-                            + ": add it with ALTER PUBLICATION \"" + f.publication() + "\" ADD TABLE \""
-                            + f.schema() + "\".\"" + f.table() + "\";");
+                            + ": add it with ALTER PUBLICATION \"" + f.publication() + "\" ADD TABLE " + quotedTable
+                            + (columnLists ? " (" + EVENT_ID + ")" : "") + ";");
+                } else if (!rs.getBoolean("names_rows")) {
+                    // Capture would still wake delivery, but could not say which rows it saw (named wake-ups).
+                    problems.add("publication '" + f.publication() + "' publishes columns of the outbox table " + table
+                            + " but not " + EVENT_ID + ", which capture reads: run ALTER PUBLICATION \""
+                            + f.publication() + "\" DROP TABLE " + quotedTable + "; ALTER PUBLICATION \""
+                            + f.publication() + "\" ADD TABLE " + quotedTable + " (" + EVENT_ID + ");");
                 }
                 if (!rs.getBoolean("pubinsert")) {
                     problems.add("publication '" + f.publication() + "' does not publish inserts: run ALTER"

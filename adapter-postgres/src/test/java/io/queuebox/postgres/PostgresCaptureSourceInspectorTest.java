@@ -12,6 +12,7 @@ import java.util.Locale;
 import java.util.UUID;
 import org.jdbi.v3.core.Jdbi;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -21,6 +22,7 @@ class PostgresCaptureSourceInspectorTest {
     private static PostgresOutboxSettings settings;
     private static CaptureSourceInspector inspector;
     private static String walLevel;
+    private static boolean columnLists;
     private final String suffix = UUID.randomUUID().toString().substring(0, 8).toLowerCase(Locale.ROOT);
     private final String slot = "qb_test_slot_" + suffix;
     private final String publication = "qb_test_pub_" + suffix;
@@ -33,6 +35,8 @@ class PostgresCaptureSourceInspectorTest {
         db.execute("CREATE TABLE \"" + db.schema + "\".other_table (id int PRIMARY KEY)");
         inspector = PostgresOutbox.captureSourceInspector(db.dataSource);
         walLevel = Jdbi.create(db.dataSource).withHandle(h -> h.createQuery("SHOW wal_level").mapTo(String.class).one());
+        columnLists = Jdbi.create(db.dataSource).withHandle(h -> h.createQuery("SHOW server_version_num")
+                .mapTo(Integer.class).one()) >= 150000;
     }
 
     @AfterAll
@@ -49,7 +53,7 @@ class PostgresCaptureSourceInspectorTest {
         assertThat(report.problems()).anySatisfy(problem -> assertThat(problem)
                 .startsWith("publication '" + publication + "' does not exist")
                 .contains("CREATE PUBLICATION \"" + publication + "\" FOR TABLE \"" + db.schema + "\".\"queuebox_outbox\""
-                        + " WITH (publish = 'insert');"));
+                        + (columnLists ? " (event_id)" : "") + " WITH (publish = 'insert');"));
         assertWalLevelReportedAsItIs(report);
     }
 
@@ -87,6 +91,35 @@ class PostgresCaptureSourceInspectorTest {
             assertThat(report.retainedLogBytes().getAsLong()).isNotNegative();
         } finally {
             db.execute("SELECT pg_drop_replication_slot('" + slot + "')");
+            db.execute("DROP PUBLICATION " + publication);
+        }
+    }
+
+    @Test
+    void aPublicationOfTheEventIdAloneCoversTheOutbox() {
+        Assumptions.assumeTrue(columnLists, "publication column lists came with PostgreSQL 15");
+        db.execute("CREATE PUBLICATION " + publication + " FOR TABLE \"" + db.schema + "\".queuebox_outbox (event_id)"
+                + " WITH (publish = 'insert')");
+        try {
+            CaptureSourceReport report = inspector.inspect(captureSettings());
+            assertThat(report.problems()).noneSatisfy(problem -> assertThat(problem).contains("publication"));
+        } finally {
+            db.execute("DROP PUBLICATION " + publication);
+        }
+    }
+
+    @Test
+    void aPublicationWhoseColumnsLeaveTheEventIdOutIsAProblemSayingHowToPublishIt() {
+        Assumptions.assumeTrue(columnLists, "publication column lists came with PostgreSQL 15");
+        db.execute("CREATE PUBLICATION " + publication + " FOR TABLE \"" + db.schema + "\".queuebox_outbox (seq, payload)"
+                + " WITH (publish = 'insert')");
+        try {
+            CaptureSourceReport report = inspector.inspect(captureSettings());
+            assertThat(report.problems()).contains("publication '" + publication + "' publishes columns of the"
+                    + " outbox table " + db.schema + ".queuebox_outbox but not event_id, which capture reads: run ALTER"
+                    + " PUBLICATION \"" + publication + "\" DROP TABLE \"" + db.schema + "\".\"queuebox_outbox\"; ALTER"
+                    + " PUBLICATION \"" + publication + "\" ADD TABLE \"" + db.schema + "\".\"queuebox_outbox\" (event_id);");
+        } finally {
             db.execute("DROP PUBLICATION " + publication);
         }
     }

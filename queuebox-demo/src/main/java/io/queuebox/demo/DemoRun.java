@@ -131,8 +131,10 @@ final class DemoRun implements AutoCloseable {
                     + " total numeric(10,2) NOT NULL, created_at timestamptz NOT NULL DEFAULT now())");
             if (capture) {
                 // The publication is the user's to create; the demo plays the user here.
-                // Inserts only: the lease and mark-sent updates would be decoded only to be dropped.
-                st.execute("CREATE PUBLICATION queuebox_demo FOR TABLE public.queuebox_outbox WITH (publish = 'insert')");
+                // Inserts only (the lease and mark-sent updates would be decoded only to be dropped), and only the
+                // event id where PostgreSQL has column lists: capture reads nothing else of a row.
+                st.execute("CREATE PUBLICATION queuebox_demo FOR TABLE public.queuebox_outbox"
+                        + (c.getMetaData().getDatabaseMajorVersion() >= 15 ? " (event_id)" : "") + " WITH (publish = 'insert')");
             }
         }
         say("schema migrated (queuebox_outbox, queuebox_capture_state) and demo_orders created");

@@ -33,6 +33,7 @@ final class CaptureScenario {
             try (Connection connection = DriverManager.getConnection(trial.jdbcUrl());
                  Statement statement = connection.createStatement()) {
                 statement.execute("CREATE PUBLICATION qb_rel_capture_pub FOR TABLE public.queuebox_outbox"
+                        + (connection.getMetaData().getDatabaseMajorVersion() >= 15 ? " (event_id)" : "")
                         + " WITH (publish = 'insert')");
             }
             RelayProcess relay = trial.startRelay(Map.of(
