@@ -98,38 +98,36 @@ class PostgresCaptureSourceInspectorTest {
     @Test
     void aPublicationOfTheEventIdAloneCoversTheOutbox() {
         Assumptions.assumeTrue(columnLists, "publication column lists came with PostgreSQL 15");
-        db.execute("CREATE PUBLICATION " + publication + " FOR TABLE \"" + db.schema + "\".queuebox_outbox (event_id)"
+        CaptureSourceReport report = inspectWithPublication("FOR TABLE \"" + db.schema + "\".queuebox_outbox (event_id)"
                 + " WITH (publish = 'insert')");
-        try {
-            CaptureSourceReport report = inspector.inspect(captureSettings());
-            assertThat(report.problems()).noneSatisfy(problem -> assertThat(problem).contains("publication"));
-        } finally {
-            db.execute("DROP PUBLICATION " + publication);
-        }
+
+        assertThat(report.problems()).noneSatisfy(problem -> assertThat(problem).contains("publication"));
     }
 
     @Test
     void aPublicationWhoseColumnsLeaveTheEventIdOutIsAProblemSayingHowToPublishIt() {
         Assumptions.assumeTrue(columnLists, "publication column lists came with PostgreSQL 15");
-        db.execute("CREATE PUBLICATION " + publication + " FOR TABLE \"" + db.schema + "\".queuebox_outbox (seq, payload)"
+        CaptureSourceReport report = inspectWithPublication("FOR TABLE \"" + db.schema + "\".queuebox_outbox (seq, payload)"
                 + " WITH (publish = 'insert')");
-        try {
-            CaptureSourceReport report = inspector.inspect(captureSettings());
-            assertThat(report.problems()).contains("publication '" + publication + "' publishes columns of the"
-                    + " outbox table " + db.schema + ".queuebox_outbox but not event_id, which capture reads: run ALTER"
-                    + " PUBLICATION \"" + publication + "\" DROP TABLE \"" + db.schema + "\".\"queuebox_outbox\"; ALTER"
-                    + " PUBLICATION \"" + publication + "\" ADD TABLE \"" + db.schema + "\".\"queuebox_outbox\" (event_id);");
-        } finally {
-            db.execute("DROP PUBLICATION " + publication);
-        }
+
+        assertThat(report.problems()).contains("publication '" + publication + "' publishes columns of the"
+                + " outbox table " + db.schema + ".queuebox_outbox but not event_id, which capture reads: run ALTER"
+                + " PUBLICATION \"" + publication + "\" DROP TABLE \"" + db.schema + "\".\"queuebox_outbox\"; ALTER"
+                + " PUBLICATION \"" + publication + "\" ADD TABLE \"" + db.schema + "\".\"queuebox_outbox\" (event_id);");
     }
 
     @Test
     void aPublicationForAllTablesCoversTheOutbox() {
-        db.execute("CREATE PUBLICATION " + publication + " FOR ALL TABLES");
+        CaptureSourceReport report = inspectWithPublication("FOR ALL TABLES");
+
+        assertThat(report.problems()).noneSatisfy(problem -> assertThat(problem).contains("publication"));
+    }
+
+    /** The report on this test's publication, created as {@code definition} says and dropped after. */
+    private CaptureSourceReport inspectWithPublication(String definition) {
+        db.execute("CREATE PUBLICATION " + publication + " " + definition);
         try {
-            CaptureSourceReport report = inspector.inspect(captureSettings());
-            assertThat(report.problems()).noneSatisfy(problem -> assertThat(problem).contains("publication"));
+            return inspector.inspect(captureSettings());
         } finally {
             db.execute("DROP PUBLICATION " + publication);
         }
