@@ -4,11 +4,13 @@ import io.queuebox.ports.CaptureFingerprint;
 import io.queuebox.ports.CaptureSettings;
 import io.queuebox.ports.CaptureSourceInspector;
 import io.queuebox.ports.CaptureSourceReport;
+import java.sql.Array;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import java.util.OptionalLong;
@@ -17,7 +19,7 @@ import javax.sql.DataSource;
 final class PostgresCaptureSourceInspector implements CaptureSourceInspector {
 
     /** PostgreSQL 15 brought publication column lists: capture needs only the event id of an inserted row. */
-    private static final int COLUMN_LISTS_SINCE = 150000;
+    private static final int COLUMN_LISTS_SINCE = 15;
     private static final String EVENT_ID = "event_id";
 
     private final DataSource dataSource;
@@ -76,34 +78,29 @@ final class PostgresCaptureSourceInspector implements CaptureSourceInspector {
             throws SQLException {
         String table = f.schema() + "." + f.table();
         String quotedTable = "\"" + f.schema() + "\".\"" + f.table() + "\"";
-        boolean columnLists = Integer.parseInt(single(connection, "SHOW server_version_num")) >= COLUMN_LISTS_SINCE;
-        try (PreparedStatement statement = connection.prepareStatement(
-                "SELECT p.pubinsert, EXISTS (SELECT 1 FROM pg_publication_tables t WHERE t.pubname = p.pubname"
-                        + " AND t.schemaname = ? AND t.tablename = ?) AS covers,"
-                        + (columnLists ? " (SELECT ? = ANY (t.attnames) FROM pg_publication_tables t WHERE t.pubname"
-                        + " = p.pubname AND t.schemaname = ? AND t.tablename = ?)" : " true") + " AS names_rows"
-                        + " FROM pg_publication p WHERE p.pubname = ?")) {
-            int i = 1;
-            statement.setString(i++, f.schema());
-            statement.setString(i++, f.table());
-            if (columnLists) {
-                statement.setString(i++, EVENT_ID);
-                statement.setString(i++, f.schema());
-                statement.setString(i++, f.table());
-            }
-            statement.setString(i, f.publication());
+        boolean columnLists = connection.getMetaData().getDatabaseMajorVersion() >= COLUMN_LISTS_SINCE;
+        String eventIdAlone = columnLists ? " (" + EVENT_ID + ")" : "";
+        // One row per publication; the table's row of pg_publication_tables, if it covers the table, lists the
+        // columns it publishes (every column without a column list; PostgreSQL 15 and later only).
+        try (PreparedStatement statement = connection.prepareStatement("SELECT p.pubinsert,"
+                + " t.tablename IS NOT NULL AS covers, " + (columnLists ? "t.attnames" : "NULL::name[]") + " AS columns"
+                + " FROM pg_publication p LEFT JOIN pg_publication_tables t ON t.pubname = p.pubname"
+                + " AND t.schemaname = ? AND t.tablename = ? WHERE p.pubname = ?")) {
+            statement.setString(1, f.schema());
+            statement.setString(2, f.table());
+            statement.setString(3, f.publication());
             try (ResultSet rs = statement.executeQuery()) {
                 if (!rs.next()) {
                     problems.add("publication '" + f.publication() + "' does not exist: create it with CREATE"
                             + " PUBLICATION \"" + f.publication() + "\" FOR TABLE " + quotedTable
-                            + (columnLists ? " (" + EVENT_ID + ")" : "") + " WITH (publish = 'insert');");
+                            + eventIdAlone + " WITH (publish = 'insert');");
                     return;
                 }
                 if (!rs.getBoolean("covers")) {
                     problems.add("publication '" + f.publication() + "' does not cover the outbox table " + table
                             + ": add it with ALTER PUBLICATION \"" + f.publication() + "\" ADD TABLE " + quotedTable
-                            + (columnLists ? " (" + EVENT_ID + ")" : "") + ";");
-                } else if (!rs.getBoolean("names_rows")) {
+                            + eventIdAlone + ";");
+                } else if (!publishes(rs.getArray("columns"), EVENT_ID)) {
                     // Capture would still wake delivery, but could not say which rows it saw (named wake-ups).
                     problems.add("publication '" + f.publication() + "' publishes columns of the outbox table " + table
                             + " but not " + EVENT_ID + ", which capture reads: run ALTER PUBLICATION \""
@@ -116,6 +113,11 @@ final class PostgresCaptureSourceInspector implements CaptureSourceInspector {
                 }
             }
         }
+    }
+
+    /** Whether a publication's column list names {@code column}; no list known (before PostgreSQL 15) names them all. */
+    private static boolean publishes(Array columns, String column) throws SQLException {
+        return columns == null || Arrays.asList((Object[]) columns.getArray()).contains(column);
     }
 
     private static String single(Connection connection, String query) throws SQLException {

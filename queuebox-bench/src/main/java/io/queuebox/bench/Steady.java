@@ -85,7 +85,7 @@ final class Steady {
         AtomicLong produced = new AtomicLong();
         AtomicReference<Exception> failure = new AtomicReference<>();
         // When the measured part begins, in ns after start: unknown until a warm-up that may grow has ended (warmUp).
-        AtomicLong measuredFrom = new AtomicLong(warmup.toNanos() < WARMUP_STEP.toNanos() ? warmup.toNanos() : Long.MAX_VALUE);
+        AtomicLong measuredFrom = new AtomicLong(grows(warmup) ? Long.MAX_VALUE : warmup.toNanos());
         long start = System.nanoTime();
         List<Thread> producers = new ArrayList<>();
         for (int t = 0; t < threads; t++) {
@@ -219,7 +219,7 @@ final class Steady {
      */
     static long warmUp(long start, Duration minimum, Duration maximum, Supplier<?> failed, LongSupplier compileMillis) {
         long step = WARMUP_STEP.toNanos();
-        if (minimum.toNanos() < step) {
+        if (!grows(minimum)) {
             LockSupport.parkNanos(Math.max(0, start + minimum.toNanos() - System.nanoTime()));
             return minimum.toNanos();
         }
@@ -237,14 +237,14 @@ final class Steady {
         return System.nanoTime() - start;
     }
 
+    /** Whether a warm-up of at least {@code minimum} may grow: not one shorter than a step (the tests' warm-ups). */
+    private static boolean grows(Duration minimum) {
+        return minimum.compareTo(WARMUP_STEP) >= 0;
+    }
+
     /** Sets the longest warm-up of every later run, for the whole bench (the smoke run keeps it at its minimum). */
     static void maxWarmup(Duration longest) {
         maxWarmup = longest;
-    }
-
-    /** The longest warm-up of the runs to come. */
-    static Duration maxWarmup() {
-        return maxWarmup;
     }
 
     /** The diagnostic's answer; a failure of its own is named in it rather than failing the run. */
