@@ -15,6 +15,7 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -39,6 +40,11 @@ final class Producer implements AutoCloseable {
     private final Set<String> held = ConcurrentHashMap.newKeySet();
     private final AtomicLong heldTransactions = new AtomicLong();
     private final AtomicLong writesBehindHeld = new AtomicLong();
+    /**
+     * The longest span from a transaction's first insert to its commit: {@code created_at} is the transaction's start
+     * ({@code now()}), so a row can become visible this much later than its {@code created_at} says.
+     */
+    private final AtomicLong longestTransactionNanos = new AtomicLong();
     private final AtomicLong failedTransactions = new AtomicLong();
     private final AtomicLong counter = new AtomicLong();
     private final List<Thread> threads = new ArrayList<>();
@@ -138,6 +144,7 @@ final class Producer implements AutoCloseable {
         }
         boolean rollback = random.nextDouble() < workload.rollbackShare();
         boolean hold = !rollback && random.nextDouble() < workload.heldShare();
+        long began = System.nanoTime();
         try {
             writer.enqueueAll(connection, events);
             if (hold) {
@@ -164,6 +171,7 @@ final class Producer implements AutoCloseable {
             connection.commit();
             long at = System.nanoTime();
             events.forEach(event -> committedAt.put(event.eventId(), at));
+            longestTransactionNanos.accumulateAndGet(at - began, Math::max);
         } catch (SQLException e) {
             // The commit may or may not have happened: the table decides.
             events.forEach(event -> inDoubt.add(event.eventId()));
@@ -197,6 +205,10 @@ final class Producer implements AutoCloseable {
 
     long writesBehindHeld() {
         return writesBehindHeld.get();
+    }
+
+    long longestTransactionMillis() {
+        return TimeUnit.NANOSECONDS.toMillis(longestTransactionNanos.get());
     }
 
     long failedTransactions() {

@@ -291,9 +291,9 @@ final class Scenarios {
             Thread.sleep(form.steady().toMillis());
             brokerProxy.cut();
             // B delivers every free row within a poll; rows pending for 2 s are held by A or queued behind them.
-            String stalled = "status = 'pending' AND created_at < now() - interval '2 seconds'";
+            Duration stalledFor = Duration.ofSeconds(2);
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-            while (trial.count(stalled) == 0) {
+            while (trial.countPendingCommittedFor(stalledFor) == 0) {
                 if (System.nanoTime() > deadline) {
                     trial.failures.add("relay A never held rows for 2 s within 30 s of its broker cut");
                     break;
@@ -301,7 +301,7 @@ final class Scenarios {
                 Thread.sleep(100);
             }
             Set<UUID> pendingAtKill = trial.eventIds("status = 'pending'");
-            trial.notes.put("rowsStalledAtKill", trial.count(stalled));
+            trial.notes.put("rowsStalledAtKill", trial.countPendingCommittedFor(stalledFor));
             trial.notes.put("rowsPendingAtKill", pendingAtKill.size());
             long killedAt = System.nanoTime();
             killed.kill();

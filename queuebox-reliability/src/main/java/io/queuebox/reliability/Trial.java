@@ -157,6 +157,17 @@ final class Trial implements AutoCloseable {
         return ids;
     }
 
+    /**
+     * Pending rows the producer committed at least {@code age} ago. By the producer's clock, not {@code created_at}:
+     * that is the writing transaction's start, and a transaction held open commits seconds later.
+     */
+    long countPendingCommittedFor(Duration age) throws SQLException {
+        long before = System.nanoTime() - age.toNanos();
+        Map<UUID, Long> committedAt = producer.committedAt();
+        return eventIds("status = 'pending'").stream()
+                .filter(id -> committedAt.getOrDefault(id, Long.MAX_VALUE) <= before).count();
+    }
+
     long count(String where) throws SQLException {
         try (Connection connection = DriverManager.getConnection(jdbcUrl());
              Statement statement = connection.createStatement();
@@ -181,6 +192,7 @@ final class Trial implements AutoCloseable {
         if (producer != null) {
             notes.put("heldTransactions", producer.heldTransactions());
             notes.put("writesBehindHeld", producer.writesBehindHeld());
+            notes.put("longestTransactionMs", producer.longestTransactionMillis());
             notes.put("producerFailedTransactions", producer.failedTransactions());
             notes.put("commitsInDoubt", producer.inDoubt().size());
         }
