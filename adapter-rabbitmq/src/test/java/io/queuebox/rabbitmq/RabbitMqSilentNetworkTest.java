@@ -4,11 +4,14 @@ import static io.queuebox.testkit.fixtures.OutboxFixtures.claimedDeliveriesOf;
 import static io.queuebox.testkit.fixtures.OutboxFixtures.interleavedEvents;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.queuebox.ports.Health;
+import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.PublishOutcome;
 import io.queuebox.testkit.faults.TcpProxy;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -46,6 +49,40 @@ class RabbitMqSilentNetworkTest {
             await().atMost(Duration.ofSeconds(15)).until(() -> publisher.publish(
                     claimedDeliveriesOf(interleavedEvents(2, 2))).stream().allMatch(PublishOutcome::isAcked));
             assertThat(publisher.health().status()).isEqualTo(Health.Status.UP);
+        }
+    }
+
+    /**
+     * A network that drops what the relay sends (no reset, no heartbeat to notice): once the socket's buffers are full
+     * the client's write blocks, and a call must still end at its confirm timeout (found by review: the messages were
+     * written on the calling thread, so the call waited as long as the write).
+     */
+    @Test
+    void aNetworkThatStopsTakingWhatThePublisherWritesStillEndsTheCallAtItsConfirmTimeout() throws Exception {
+        try (TcpProxy proxy = broker.proxy();
+             RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(broker.settingsThrough(proxy)
+                     .set("confirm.timeout.ms", "2000").set("heartbeat.seconds", "0").build())) {
+            assertThat(publisher.publish(claimedDeliveriesOf(interleavedEvents(2, 2)))).allMatch(PublishOutcome::isAcked);
+
+            proxy.jamClient();
+            // 64 MiB: more than the kernel's socket buffers on both sides of the proxy can take (tcp_wmem 4 MiB,
+            // tcp_rmem 32 MiB at most here).
+            byte[] payload = new byte[128 * 1024];
+            List<OutboxEvent> events = new ArrayList<>();
+            for (int i = 0; i < 512; i++) {
+                events.add(OutboxEvent.of("order", "jammed-" + i, "Placed", payload));
+            }
+            List<PublishOutcome> outcomes = assertTimeoutPreemptively(Duration.ofSeconds(5),
+                    () -> publisher.publish(claimedDeliveriesOf(events)),
+                    "a call whose writes block must still end at confirm.timeout.ms (2 s)");
+
+            assertThat(outcomes).hasSize(events.size()).noneMatch(PublishOutcome::isAcked);
+            assertThat(outcomes).as("what was never handed to the socket is not attempted").anyMatch(
+                    outcome -> outcome instanceof PublishOutcome.NotAttempted);
+
+            proxy.restore();
+            await().atMost(Duration.ofSeconds(15)).until(() -> publisher.publish(
+                    claimedDeliveriesOf(interleavedEvents(2, 2))).stream().allMatch(PublishOutcome::isAcked));
         }
     }
 }

@@ -20,7 +20,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * A TCP proxy between a relay and a service that the suite can cut or slow down without closing a socket,
  * so that only the client's own timeouts can notice: {@link #cut()} stops forwarding in both directions (new
  * connections are accepted and then hang), {@link #delay} holds every chunk for a while before passing it on,
- * {@link #freezeClientAfter} stops reading what the service sends, as a client that froze would,
+ * {@link #freezeClientAfter} stops reading what the service sends, as a client that froze would, {@link #jamClient}
+ * stops reading what the client sends, as a network dropping packets would,
  * {@link #stallClientAfterMessage} passes what the client sends up to the end of one PostgreSQL message and holds
  * the rest, as a network that lost the rest of a statement would.
  */
@@ -36,6 +37,8 @@ public final class TcpProxy implements AutoCloseable {
     private volatile boolean closed;
     /** Bytes of the service's sending still let through before it is no longer read; negative: no limit. */
     private final AtomicLong downstreamAllowance = new AtomicLong(-1);
+    /** Whether what the client sends is no longer read ({@link #jamClient}). */
+    private volatile boolean clientJammed;
     private final AtomicInteger generation = new AtomicInteger();
     /** Armed by {@link #stallClientAfterMessage}: the first connection the client then sends on takes it. */
     private final AtomicReference<MessageStall> armedStall =
@@ -65,6 +68,7 @@ public final class TcpProxy implements AutoCloseable {
         synchronized (gate) {
             open = true;
             downstreamAllowance.set(-1);
+            clientJammed = false;
             armedStall.set(null);
             stalled = false;
             gate.notifyAll();
@@ -82,6 +86,14 @@ public final class TcpProxy implements AutoCloseable {
             throw new IllegalArgumentException("bytes must not be negative: " + bytes);
         }
         downstreamAllowance.set(bytes);
+    }
+
+    /**
+     * Stops reading what the client sends, as a network that drops its packets without a reset does: the client's
+     * socket buffers fill and its writes block, with nothing to tell it why. {@link #restore()} reads again.
+     */
+    public void jamClient() {
+        clientJammed = true;
     }
 
     /**
@@ -139,7 +151,7 @@ public final class TcpProxy implements AutoCloseable {
                 int n;
                 MessageStall stall = null;
                 while (true) {
-                    int want = downstream ? awaitAllowance(buffer.length) : buffer.length;
+                    int want = downstream ? awaitAllowance(buffer.length) : awaitUnjammed(buffer.length);
                     if ((n = in.read(buffer, 0, want)) < 0) {
                         break;
                     }
@@ -214,6 +226,21 @@ public final class TcpProxy implements AutoCloseable {
         }
         long left = downstreamAllowance.get();
         return left < 0 ? max : (int) Math.max(1, Math.min(max, left));
+    }
+
+    /** {@code max}, once the client is no longer jammed. */
+    private int awaitUnjammed(int max) throws IOException {
+        synchronized (gate) {
+            while (clientJammed && !closed) {
+                try {
+                    gate.wait(100);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new IOException("interrupted while jammed", e);
+                }
+            }
+        }
+        return max;
     }
 
     private void awaitUnstalled() throws InterruptedException {
