@@ -5,6 +5,7 @@ import com.rabbitmq.client.AMQP;
 import com.rabbitmq.client.AlreadyClosedException;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.ConfirmListener;
+import com.rabbitmq.client.ConnectionFactory;
 import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.Recoverable;
 import com.rabbitmq.client.RecoveryListener;
@@ -44,7 +45,9 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * <p>One call takes at most {@code confirm.timeout.ms}: waiting for a channel, the client's RPCs (their
  * timeout is set to the same bound) and the confirms. What was never published (no connection, no channel
  * free, the connection blocked by a resource alarm, the bound reached first) is answered
- * {@code NotAttempted}; only a published message whose confirm did not come is in doubt (retriable).
+ * {@code NotAttempted}; only a published message whose confirm did not come is in doubt (retriable). The client's
+ * socket writes have no timeout: a call that a network dropping packets blocked in one has its connection closed a
+ * moment after its bound ({@link WriteWatchdog}), and the client recovers a new one.
  */
 public final class RabbitMqMessagePublisher implements MessagePublisher {
 
@@ -55,6 +58,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
     private final RabbitMqSettings settings;
     private final ChannelPool channels;
     private final Connector connector;
+    private final WriteWatchdog watchdog;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Set<String> knownExchanges = ConcurrentHashMap.newKeySet();
     private volatile Connection connection;
@@ -70,6 +74,8 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
 
     private RabbitMqMessagePublisher(RabbitMqSettings settings) {
         this.settings = settings;
+        // A moment past the call's bound: enough that a call merely slow to return is not taken for a blocked one.
+        this.watchdog = new WriteWatchdog(Math.min(1000, Math.max(100, settings.confirmTimeoutMs() / 10)));
         this.channels = new ChannelPool(settings.channels());
         this.connector = new Connector(this::open, settings.recoveryIntervalMs());
     }
@@ -97,12 +103,27 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
             // Whatever is published now waits unread on the socket until the alarm clears: send nothing.
             return allNotAttempted(deliveries, "RabbitMQ blocked the connection (" + blockedBy + ")");
         }
+        Connection current;
+        try {
+            current = connection(deadline);
+        } catch (IOException | RuntimeException e) {
+            return allNotAttempted(deliveries, "RabbitMQ unavailable: " + describe(e));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return allNotAttempted(deliveries, "interrupted before publishing");
+        }
+        if (!current.isOpen()) {
+            return allNotAttempted(deliveries, "RabbitMQ unavailable: connection lost, recovering automatically");
+        }
+        try (WriteWatchdog.Watch watch = watchdog.watch(deadline)) {
+            return publishOn(current, deliveries, deadline);
+        }
+    }
+
+    /** Borrows a channel of {@code current} and runs the call on it; every write of it is under the watchdog. */
+    private List<PublishOutcome> publishOn(Connection current, List<ClaimedDelivery> deliveries, long deadline) {
         Channel channel;
         try {
-            Connection current = connection(deadline);
-            if (!current.isOpen()) {
-                return allNotAttempted(deliveries, "RabbitMQ unavailable: connection lost, recovering automatically");
-            }
             channel = channels.borrow(current, remainingMs(deadline));
         } catch (IOException | RuntimeException e) {
             return allNotAttempted(deliveries, "RabbitMQ unavailable: " + describe(e));
@@ -151,6 +172,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         if (closed.compareAndSet(false, true)) {
             channels.closeAll();
             connector.close();
+            watchdog.close();
             Connection current = connection;
             if (current != null) {
                 current.abort(5_000);
@@ -205,7 +227,9 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
     /** One attempt, run by {@link Connector} off the calling thread. */
     private Connection open() throws IOException, TimeoutException {
         try {
-            Connection opened = settings.connectionFactory().newConnection(settings.connectionName());
+            ConnectionFactory factory = settings.connectionFactory();
+            factory.setSocketConfigurator(watchdog.configurator());
+            Connection opened = factory.newConnection(settings.connectionName());
             opened.addBlockedListener(reason -> blocked = reason, () -> blocked = null);
             if (opened instanceof Recoverable recoverable) {
                 // A new connection starts unblocked; the broker says so again if the alarm still holds.
