@@ -75,7 +75,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
     private RabbitMqMessagePublisher(RabbitMqSettings settings) {
         this.settings = settings;
         // A moment past the call's bound: enough that a call merely slow to return is not taken for a blocked one.
-        this.watchdog = new WriteWatchdog(Math.min(1000, Math.max(100, settings.confirmTimeoutMs() / 10)));
+        this.watchdog = new WriteWatchdog(Math.min(1000, Math.max(250, settings.confirmTimeoutMs() / 10)));
         this.channels = new ChannelPool(settings.channels());
         this.connector = new Connector(this::open, settings.recoveryIntervalMs());
     }

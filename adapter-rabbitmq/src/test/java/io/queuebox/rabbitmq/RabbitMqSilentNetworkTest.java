@@ -13,6 +13,7 @@ import io.queuebox.testkit.faults.TcpProxy;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -83,6 +84,49 @@ class RabbitMqSilentNetworkTest {
             proxy.restore();
             await().atMost(Duration.ofSeconds(15)).until(() -> publisher.publish(
                     claimedDeliveriesOf(interleavedEvents(2, 2))).stream().allMatch(PublishOutcome::isAcked));
+        }
+    }
+
+    /**
+     * A slow but healthy broker (every chunk held 150 ms each way) and batches to exchanges that do not exist, whose
+     * passive declares run a call past its bound while it waits for answers, not while it writes: the connection must
+     * stay, so a worker publishing beside it keeps getting acks (found by review of the write watchdog: it closed the
+     * connection, and 844 healthy messages in 12 s were answered not attempted).
+     */
+    @Test
+    void aCallRunningLateWhileItWaitsForASlowBrokersAnswersKeepsTheConnection() throws Exception {
+        try (TcpProxy proxy = broker.proxy();
+             RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(broker.settingsThrough(proxy)
+                     .set("confirm.timeout.ms", "2000").set("heartbeat.seconds", "0").build())) {
+            assertThat(publisher.publish(claimedDeliveriesOf(interleavedEvents(2, 2)))).allMatch(PublishOutcome::isAcked);
+            proxy.delay(Duration.ofMillis(150));
+            long end = System.nanoTime() + Duration.ofSeconds(8).toNanos();
+            List<PublishOutcome> healthy = new CopyOnWriteArrayList<>();
+            Thread worker = new Thread(() -> {
+                while (System.nanoTime() < end) {
+                    healthy.addAll(publisher.publish(claimedDeliveriesOf(interleavedEvents(2, 1))));
+                }
+            });
+            worker.start();
+            int lateCalls = 0;
+            while (System.nanoTime() < end) {
+                List<OutboxEvent> misdirected = new ArrayList<>();
+                for (int i = 0; i < 12; i++) {
+                    misdirected.add(OutboxEvent.of("order", "missing-" + i, "Placed", new byte[10])
+                            .withDestination("no-such-exchange-" + i));
+                }
+                long start = System.nanoTime();
+                publisher.publish(claimedDeliveriesOf(misdirected));
+                // Past the bound (2 s) and the watchdog's grace (250 ms): the watchdog looked at the call.
+                if (System.nanoTime() - start > Duration.ofMillis(2250).toNanos()) {
+                    lateCalls++;
+                }
+            }
+            worker.join();
+
+            assertThat(healthy).as("the healthy worker's outcomes").isNotEmpty().allMatch(PublishOutcome::isAcked);
+            assertThat(lateCalls).as("calls the watchdog looked at (past their bound and its grace)")
+                    .isPositive();
         }
     }
 }
