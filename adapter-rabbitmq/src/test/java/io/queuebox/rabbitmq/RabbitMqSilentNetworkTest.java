@@ -34,9 +34,7 @@ class RabbitMqSilentNetworkTest {
     @Test
     void anOpenConnectionThatStopsAnsweringIsReportedDownUntilConfirmsFlowAgain() throws Exception {
         try (TcpProxy proxy = broker.proxy();
-             RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(broker.settingsThrough(proxy)
-                     .set("confirm.timeout.ms", "1000").set("heartbeat.seconds", "0").build())) {
-            assertThat(publisher.publish(claimedDeliveriesOf(interleavedEvents(2, 2)))).allMatch(PublishOutcome::isAcked);
+             RabbitMqMessagePublisher publisher = ackingThrough(proxy, 1000)) {
             assertThat(publisher.health().status()).isEqualTo(Health.Status.UP);
 
             proxy.cut();
@@ -47,8 +45,7 @@ class RabbitMqSilentNetworkTest {
             assertThat(health.detail()).contains("no answer from RabbitMQ").contains("open connection");
 
             proxy.restore();
-            await().atMost(Duration.ofSeconds(15)).until(() -> publisher.publish(
-                    claimedDeliveriesOf(interleavedEvents(2, 2))).stream().allMatch(PublishOutcome::isAcked));
+            awaitAcksAgain(publisher);
             assertThat(publisher.health().status()).isEqualTo(Health.Status.UP);
         }
     }
@@ -61,9 +58,7 @@ class RabbitMqSilentNetworkTest {
     @Test
     void aNetworkThatStopsTakingWhatThePublisherWritesStillEndsTheCallAtItsConfirmTimeout() throws Exception {
         try (TcpProxy proxy = broker.proxy();
-             RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(broker.settingsThrough(proxy)
-                     .set("confirm.timeout.ms", "2000").set("heartbeat.seconds", "0").build())) {
-            assertThat(publisher.publish(claimedDeliveriesOf(interleavedEvents(2, 2)))).allMatch(PublishOutcome::isAcked);
+             RabbitMqMessagePublisher publisher = ackingThrough(proxy, 2000)) {
 
             proxy.jamClient();
             // 64 MiB: more than the kernel's socket buffers on both sides of the proxy can take (tcp_wmem 4 MiB,
@@ -82,8 +77,7 @@ class RabbitMqSilentNetworkTest {
                     outcome -> outcome instanceof PublishOutcome.NotAttempted);
 
             proxy.restore();
-            await().atMost(Duration.ofSeconds(15)).until(() -> publisher.publish(
-                    claimedDeliveriesOf(interleavedEvents(2, 2))).stream().allMatch(PublishOutcome::isAcked));
+            awaitAcksAgain(publisher);
         }
     }
 
@@ -96,9 +90,7 @@ class RabbitMqSilentNetworkTest {
     @Test
     void aCallRunningLateWhileItWaitsForASlowBrokersAnswersKeepsTheConnection() throws Exception {
         try (TcpProxy proxy = broker.proxy();
-             RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(broker.settingsThrough(proxy)
-                     .set("confirm.timeout.ms", "2000").set("heartbeat.seconds", "0").build())) {
-            assertThat(publisher.publish(claimedDeliveriesOf(interleavedEvents(2, 2)))).allMatch(PublishOutcome::isAcked);
+             RabbitMqMessagePublisher publisher = ackingThrough(proxy, 2000)) {
             proxy.delay(Duration.ofMillis(150));
             long end = System.nanoTime() + Duration.ofSeconds(8).toNanos();
             List<PublishOutcome> healthy = new CopyOnWriteArrayList<>();
@@ -128,5 +120,18 @@ class RabbitMqSilentNetworkTest {
             assertThat(lateCalls).as("calls the watchdog looked at (past their bound and its grace)")
                     .isPositive();
         }
+    }
+
+    /** A publisher through {@code proxy}, without heartbeats (only the publisher's own bounds notice), seen acking. */
+    private RabbitMqMessagePublisher ackingThrough(TcpProxy proxy, int confirmTimeoutMs) {
+        RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(broker.settingsThrough(proxy)
+                .set("confirm.timeout.ms", Integer.toString(confirmTimeoutMs)).set("heartbeat.seconds", "0").build());
+        assertThat(publisher.publish(claimedDeliveriesOf(interleavedEvents(2, 2)))).allMatch(PublishOutcome::isAcked);
+        return publisher;
+    }
+
+    private static void awaitAcksAgain(RabbitMqMessagePublisher publisher) {
+        await().atMost(Duration.ofSeconds(15)).until(() -> publisher.publish(
+                claimedDeliveriesOf(interleavedEvents(2, 2))).stream().allMatch(PublishOutcome::isAcked));
     }
 }
