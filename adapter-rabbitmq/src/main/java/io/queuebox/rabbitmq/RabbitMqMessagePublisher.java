@@ -106,11 +106,8 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         Connection current;
         try {
             current = connection(deadline);
-        } catch (IOException | RuntimeException e) {
-            return allNotAttempted(deliveries, "RabbitMQ unavailable: " + describe(e));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return allNotAttempted(deliveries, "interrupted before publishing");
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            return notAttemptedBeforePublishing(deliveries, e);
         }
         if (!current.isOpen()) {
             return allNotAttempted(deliveries, "RabbitMQ unavailable: connection lost, recovering automatically");
@@ -125,11 +122,8 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         Channel channel;
         try {
             channel = channels.borrow(current, remainingMs(deadline));
-        } catch (IOException | RuntimeException e) {
-            return allNotAttempted(deliveries, "RabbitMQ unavailable: " + describe(e));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return allNotAttempted(deliveries, "interrupted before publishing");
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            return notAttemptedBeforePublishing(deliveries, e);
         }
         if (channel == null) {
             return allNotAttempted(deliveries, "no channel free within " + settings.confirmTimeoutMs() + " ms");
@@ -281,6 +275,15 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
 
     private static int replyCode(ShutdownSignalException signal) {
         return signal.getReason() instanceof AMQP.Channel.Close close ? close.getReplyCode() : -1;
+    }
+
+    /** The batch answered when no connection or channel could be had for it: nothing of it was published. */
+    private static List<PublishOutcome> notAttemptedBeforePublishing(List<ClaimedDelivery> deliveries, Exception cause) {
+        if (cause instanceof InterruptedException) {
+            Thread.currentThread().interrupt();
+            return allNotAttempted(deliveries, "interrupted before publishing");
+        }
+        return allNotAttempted(deliveries, "RabbitMQ unavailable: " + describe(cause));
     }
 
     private static List<PublishOutcome> allNotAttempted(List<ClaimedDelivery> deliveries, String reason) {

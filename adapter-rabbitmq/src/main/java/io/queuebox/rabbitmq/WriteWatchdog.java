@@ -126,10 +126,6 @@ final class WriteWatchdog implements AutoCloseable {
         } catch (IOException ignored) {
             // closed already, or the option is refused: closing still fails the blocked write
         }
-        closeQuietly(socket);
-    }
-
-    private static void closeQuietly(Socket socket) {
         try {
             socket.close();
         } catch (IOException ignored) {

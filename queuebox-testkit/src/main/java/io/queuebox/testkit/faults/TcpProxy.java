@@ -15,6 +15,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.BooleanSupplier;
 
 /**
  * A TCP proxy between a relay and a service that the suite can cut or slow down without closing a socket,
@@ -214,33 +215,29 @@ public final class TcpProxy implements AutoCloseable {
 
     /** How many bytes the downstream reader may read now (at most {@code max}), waiting while none. */
     private int awaitAllowance(int max) throws IOException {
-        synchronized (gate) {
-            while (downstreamAllowance.get() == 0 && !closed) {
-                try {
-                    gate.wait(100);
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new IOException("interrupted while frozen", e);
-                }
-            }
-        }
+        awaitWhile(() -> downstreamAllowance.get() == 0, "frozen");
         long left = downstreamAllowance.get();
         return left < 0 ? max : (int) Math.max(1, Math.min(max, left));
     }
 
     /** {@code max}, once the client is no longer jammed. */
     private int awaitUnjammed(int max) throws IOException {
+        awaitWhile(() -> clientJammed, "jammed");
+        return max;
+    }
+
+    /** Waits while {@code held} says so and the proxy is open, for a reader that must not read meanwhile. */
+    private void awaitWhile(BooleanSupplier held, String state) throws IOException {
         synchronized (gate) {
-            while (clientJammed && !closed) {
+            while (held.getAsBoolean() && !closed) {
                 try {
                     gate.wait(100);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
-                    throw new IOException("interrupted while jammed", e);
+                    throw new IOException("interrupted while " + state, e);
                 }
             }
         }
-        return max;
     }
 
     private void awaitUnstalled() throws InterruptedException {
