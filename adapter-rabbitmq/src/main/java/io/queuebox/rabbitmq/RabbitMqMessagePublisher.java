@@ -113,14 +113,15 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
             return allNotAttempted(deliveries, "RabbitMQ unavailable: connection lost, recovering automatically");
         }
         try (WriteWatchdog.Watch watch = watchdog.watch(deadline)) {
-            return publishOn(current, deliveries, deadline);
+            return publishOn(current, deliveries, deadline, watch);
         }
     }
 
     /** Borrows a channel of {@code current} and runs the call on it; every write of it is under the watchdog. */
-    private List<PublishOutcome> publishOn(Connection current, List<ClaimedDelivery> deliveries, long deadline) {
+    private List<PublishOutcome> publishOn(Connection current, List<ClaimedDelivery> deliveries, long deadline,
+                                           WriteWatchdog.Watch watch) {
         Channel channel;
-        try {
+        try (WriteWatchdog.Region io = watch.io()) {
             channel = channels.borrow(current, remainingMs(deadline));
         } catch (IOException | InterruptedException | RuntimeException e) {
             return notAttemptedBeforePublishing(deliveries, e);
@@ -128,7 +129,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         if (channel == null) {
             return allNotAttempted(deliveries, "no channel free within " + settings.confirmTimeoutMs() + " ms");
         }
-        Call call = new Call(deliveries, channel, deadline);
+        Call call = new Call(deliveries, channel, deadline, watch);
         boolean reusable = false;
         try {
             reusable = call.run();
@@ -249,11 +250,11 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
     }
 
     /** Whether the exchange exists; checked once per name on a throw-away channel (a miss closes it). */
-    private boolean exchangeExists(String exchange) {
+    private boolean exchangeExists(String exchange, WriteWatchdog.Watch watch) {
         if (exchange.isEmpty() || knownExchanges.contains(exchange)) {
             return true;
         }
-        try {
+        try (WriteWatchdog.Region io = watch.io()) {
             Connection current = connection;
             if (current == null) {
                 return true; // not connected: publishing will say so
@@ -317,6 +318,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         private final List<ClaimedDelivery> batch;
         private final Channel channel;
         private final long deadline;
+        private final WriteWatchdog.Watch watch;
         private final PublishOutcome[] outcomes;
         private final List<Deque<Integer>> chains;
         private final int[] chainOf;
@@ -329,10 +331,11 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         private String stopped;
         private boolean channelLost;
 
-        Call(List<ClaimedDelivery> batch, Channel channel, long deadline) {
+        Call(List<ClaimedDelivery> batch, Channel channel, long deadline, WriteWatchdog.Watch watch) {
             this.batch = batch;
             this.channel = channel;
             this.deadline = deadline;
+            this.watch = watch;
             this.outcomes = new PublishOutcome[batch.size()];
             this.chains = AggregateChains.of(batch);
             this.chainOf = new int[batch.size()];
@@ -350,7 +353,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
                 if (System.nanoTime() >= deadline) {
                     break; // the passive declares took the whole bound: nothing is published
                 }
-                if (!missingExchanges.contains(exchange) && !exchangeExists(exchange)) {
+                if (!missingExchanges.contains(exchange) && !exchangeExists(exchange, watch)) {
                     missingExchanges.add(exchange);
                 }
             }
@@ -473,7 +476,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
                 return;
             }
             long seq = channel.getNextPublishSeqNo();
-            try {
+            try (WriteWatchdog.Region io = watch.io()) {
                 channel.basicPublish(exchange, routingKeyFor(event), settings.mandatory(),
                         properties(batch.get(index)), event.payload());
                 unconfirmed.put(seq, index);

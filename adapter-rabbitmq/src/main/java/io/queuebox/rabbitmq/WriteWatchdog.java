@@ -22,11 +22,31 @@ final class WriteWatchdog implements AutoCloseable {
 
     /** Ends one call's watch; ending it before the deadline (the usual case) closes nothing. */
     interface Watch extends AutoCloseable {
+        /** Marks the call's client I/O (a frame written, an RPC) until the region is closed. */
+        Region io();
+
         @Override
         void close();
     }
 
-    private static final Watch NOTHING = () -> { };
+    /** A stretch of the call inside the client. */
+    interface Region extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    private static final Region NO_REGION = () -> { };
+
+    private static final Watch NOTHING = new Watch() {
+        @Override
+        public Region io() {
+            return NO_REGION;
+        }
+
+        @Override
+        public void close() {
+        }
+    };
 
     private final AtomicReference<Socket> socket = new AtomicReference<>();
     private final long graceNanos;
@@ -79,11 +99,19 @@ final class WriteWatchdog implements AutoCloseable {
         if (!schedule(look, deadlineNanos - System.nanoTime() + graceNanos, next)) {
             return NOTHING; // closed with the publisher
         }
-        return () -> {
-            ended.set(true);
-            ScheduledFuture<?> pending = next.get();
-            if (pending != null) {
-                pending.cancel(false);
+        return new Watch() {
+            @Override
+            public Region io() {
+                return NO_REGION;
+            }
+
+            @Override
+            public void close() {
+                ended.set(true);
+                ScheduledFuture<?> pending = next.get();
+                if (pending != null) {
+                    pending.cancel(false);
+                }
             }
         };
     }
