@@ -4,19 +4,23 @@ import com.rabbitmq.client.SocketConfigurator;
 import com.rabbitmq.client.SocketConfigurators;
 import java.io.IOException;
 import java.net.Socket;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Ends a write that the network blocked. The client writes frames on the publishing thread, with no timeout: on a
  * network that drops packets without a reset, once the socket's buffers are full a publish call waits until missed
  * heartbeats close the connection (about two of {@code heartbeat.seconds}), or for ever without heartbeats. Each call
- * arms this with its deadline; a call still writing {@code grace} after it has its connection's socket closed, which
- * fails the blocked write at once, and the client's recovery opens a new connection.
+ * arms this with its deadline and marks its stretches inside the client ({@link Watch#io()}); a call still inside the
+ * client {@code grace} after its deadline, and not in a timed wait, has the connection's socket closed, which fails
+ * the blocked write at once, and the client's recovery opens a new connection.
  */
 final class WriteWatchdog implements AutoCloseable {
 
@@ -55,6 +59,13 @@ final class WriteWatchdog implements AutoCloseable {
         thread.setDaemon(true);
         return thread;
     });
+    // Closing can block (a TLS close notice queued behind another writer): never on the timer's thread.
+    private final ExecutorService closer = Executors.newCachedThreadPool(runnable -> {
+        Thread thread = new Thread(runnable, "queuebox-rabbitmq-socket-closer");
+        thread.setDaemon(true);
+        return thread;
+    });
+    private final Set<Socket> closing = ConcurrentHashMap.newKeySet();
 
     WriteWatchdog(long graceMs) {
         this.graceNanos = TimeUnit.MILLISECONDS.toNanos(graceMs);
@@ -71,67 +82,13 @@ final class WriteWatchdog implements AutoCloseable {
     }
 
     /**
-     * Watches the calling thread's call, which must end by {@code deadlineNanos} ({@link System#nanoTime()}) on the
-     * current connection. Past it, the socket is closed only while the thread is writing; a thread waiting for an
-     * answer (an RPC of a slow broker, whose own timeout ends it) is looked at again a grace later.
+     * Watches the calling thread's call, which must end by {@code deadlineNanos} ({@link System#nanoTime()}). Past it,
+     * the connection's socket of that moment is closed only while the call is inside the client and not waiting with
+     * a timeout (an RPC of a slow broker, whose own timeout ends it); otherwise it is looked at again a grace later.
      */
     Watch watch(long deadlineNanos) {
-        Socket current = socket.get();
-        if (current == null) {
-            return NOTHING;
-        }
-        Thread caller = Thread.currentThread();
-        AtomicBoolean ended = new AtomicBoolean();
-        AtomicReference<ScheduledFuture<?>> next = new AtomicReference<>();
-        Runnable look = new Runnable() {
-            @Override
-            public void run() {
-                if (ended.get() || current.isClosed()) {
-                    return;
-                }
-                if (writing(caller)) {
-                    abandon(current);
-                } else {
-                    schedule(this, graceNanos, next);
-                }
-            }
-        };
-        if (!schedule(look, deadlineNanos - System.nanoTime() + graceNanos, next)) {
-            return NOTHING; // closed with the publisher
-        }
-        return new Watch() {
-            @Override
-            public Region io() {
-                return NO_REGION;
-            }
-
-            @Override
-            public void close() {
-                ended.set(true);
-                ScheduledFuture<?> pending = next.get();
-                if (pending != null) {
-                    pending.cancel(false);
-                }
-            }
-        };
-    }
-
-    private boolean schedule(Runnable look, long delayNanos, AtomicReference<ScheduledFuture<?>> next) {
-        try {
-            next.set(timer.schedule(look, delayNanos, TimeUnit.NANOSECONDS));
-            return true;
-        } catch (RejectedExecutionException e) {
-            return false;
-        }
-    }
-
-    /**
-     * A thread blocked in a socket write runs native code (RUNNABLE) or waits for the stream another writer holds
-     * (BLOCKED); one waiting for an RPC answer or a confirm parks (WAITING, TIMED_WAITING).
-     */
-    private static boolean writing(Thread thread) {
-        Thread.State state = thread.getState();
-        return state == Thread.State.RUNNABLE || state == Thread.State.BLOCKED;
+        CallWatch watch = new CallWatch(Thread.currentThread());
+        return watch.schedule(deadlineNanos - System.nanoTime() + graceNanos) ? watch : NOTHING;
     }
 
     /** Watches waiting for their time, ended or not. */
@@ -142,22 +99,93 @@ final class WriteWatchdog implements AutoCloseable {
     @Override
     public void close() {
         timer.shutdownNow();
+        closer.shutdown();
+    }
+
+    private final class CallWatch implements Watch, Runnable {
+        private final Thread caller;
+        private volatile boolean ended;
+        // Changed by the caller only; read by the timer.
+        private volatile int depth;
+        private final Region region = () -> depth--;
+        private volatile ScheduledFuture<?> next;
+
+        CallWatch(Thread caller) {
+            this.caller = caller;
+        }
+
+        @Override
+        public Region io() {
+            depth++;
+            return region;
+        }
+
+        @Override
+        public void run() {
+            if (ended) {
+                return;
+            }
+            Socket current = socket.get(); // the one a recovery made since the call began, if any
+            if (current != null && !current.isClosed() && depth > 0 && stuckInClient(caller.getState())) {
+                abandon(current);
+            }
+            schedule(graceNanos);
+        }
+
+        boolean schedule(long delayNanos) {
+            try {
+                next = timer.schedule(this, delayNanos, TimeUnit.NANOSECONDS);
+                return true;
+            } catch (RejectedExecutionException e) {
+                return false; // closed with the publisher
+            }
+        }
+
+        @Override
+        public void close() {
+            ended = true;
+            ScheduledFuture<?> pending = next;
+            if (pending != null) {
+                pending.cancel(false);
+            }
+        }
     }
 
     /**
-     * Closes the socket without a goodbye: with a linger of 0 a TLS socket does not first wait to send its close
-     * notice, which would queue behind the blocked write.
+     * Inside the client, a thread blocked by the network writes in native code (RUNNABLE), or waits for the frame lock
+     * another writer holds: a monitor (BLOCKED) or a {@code ReentrantLock} taken without a timeout (WAITING). A thread
+     * waiting for an RPC's answer waits with the RPC timeout (TIMED_WAITING), which ends it.
      */
-    private static void abandon(Socket socket) {
-        try {
-            socket.setSoLinger(true, 0);
-        } catch (IOException ignored) {
-            // closed already, or the option is refused: closing still fails the blocked write
+    private static boolean stuckInClient(Thread.State state) {
+        return state == Thread.State.RUNNABLE || state == Thread.State.BLOCKED || state == Thread.State.WAITING;
+    }
+
+    /**
+     * Closes the socket without a goodbye, off the timer's thread: with a linger of 0 a TLS socket does not first wait
+     * to send its close notice, which would queue behind the blocked write; if it blocks still, only its own thread
+     * waits, and the socket is not handed to another.
+     */
+    private void abandon(Socket socket) {
+        if (!closing.add(socket)) {
+            return;
         }
         try {
-            socket.close();
-        } catch (IOException ignored) {
-            // closing is all that was asked
+            closer.execute(() -> {
+                try {
+                    socket.setSoLinger(true, 0);
+                } catch (IOException ignored) {
+                    // closed already, or the option is refused: closing still fails the blocked write
+                }
+                try {
+                    socket.close();
+                } catch (IOException ignored) {
+                    // closing is all that was asked
+                } finally {
+                    closing.remove(socket);
+                }
+            });
+        } catch (RejectedExecutionException e) {
+            closing.remove(socket); // closed with the publisher
         }
     }
 }
