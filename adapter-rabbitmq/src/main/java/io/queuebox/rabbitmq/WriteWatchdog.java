@@ -105,9 +105,14 @@ final class WriteWatchdog implements AutoCloseable {
     private final class CallWatch implements Watch, Runnable {
         private final Thread caller;
         private volatile boolean ended;
-        // Changed by the caller only; read by the timer.
+        // Changed by the caller only; read by the timer. Every entry and exit counts, so that a look can tell that the
+        // call moved while it read the thread's state.
         private volatile int depth;
-        private final Region region = () -> depth--;
+        private volatile long moves;
+        private final Region region = () -> {
+            depth--;
+            moves++;
+        };
         private volatile ScheduledFuture<?> next;
 
         CallWatch(Thread caller) {
@@ -117,6 +122,7 @@ final class WriteWatchdog implements AutoCloseable {
         @Override
         public Region io() {
             depth++;
+            moves++;
             return region;
         }
 
@@ -126,15 +132,29 @@ final class WriteWatchdog implements AutoCloseable {
                 return;
             }
             Socket current = socket.get(); // the one a recovery made since the call began, if any
-            if (current != null && !current.isClosed() && depth > 0 && stuckInClient(caller.getState())) {
+            if (current != null && !current.isClosed() && stuck()) {
                 abandon(current);
             }
             schedule(graceNanos);
         }
 
+        /** Inside the client, and there still after the state was read: a call that moved on is left alone. */
+        private boolean stuck() {
+            long before = moves;
+            if (depth == 0) {
+                return false;
+            }
+            Thread.State state = caller.getState();
+            return moves == before && !ended && stuckInClient(state);
+        }
+
         boolean schedule(long delayNanos) {
             try {
-                next = timer.schedule(this, delayNanos, TimeUnit.NANOSECONDS);
+                ScheduledFuture<?> scheduled = timer.schedule(this, delayNanos, TimeUnit.NANOSECONDS);
+                next = scheduled;
+                if (ended) {
+                    scheduled.cancel(false); // ended while this looked: close() may have cancelled the look before
+                }
                 return true;
             } catch (RejectedExecutionException e) {
                 return false; // closed with the publisher
