@@ -3,12 +3,14 @@ package io.queuebox.rabbitmq;
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
 import java.io.IOException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Confirm-mode channels, each used by one publish call at a time (a channel's publish sequence numbers and
@@ -20,6 +22,7 @@ import java.util.concurrent.TimeUnit;
 final class ChannelPool {
 
     private final Semaphore permits;
+    private final BoundedRpcs rpcs;
     private final ConcurrentLinkedQueue<Channel> idle = new ConcurrentLinkedQueue<>();
     private final ExecutorService closer = Executors.newSingleThreadExecutor(runnable -> {
         Thread thread = new Thread(runnable, "queuebox-rabbitmq-channel-closer");
@@ -27,34 +30,64 @@ final class ChannelPool {
         return thread;
     });
 
-    ChannelPool(int size) {
+    ChannelPool(int size, BoundedRpcs rpcs) {
         this.permits = new Semaphore(size, true);
+        this.rpcs = rpcs;
     }
 
     /**
-     * A channel in confirm mode, or null when none became free within the wait.
+     * A channel in confirm mode, or null when none became free by {@code deadlineNanos} ({@link System#nanoTime()}).
+     * A new one is opened off the calling thread, and waited for until the deadline at most: a channel that comes
+     * later is closed, and its place given back, when it comes.
      *
-     * @throws IOException when a new channel cannot be opened (the connection is down)
+     * @throws IOException when a new channel cannot be opened (the connection is down), or not by the deadline
      */
-    Channel borrow(Connection connection, long waitMs) throws IOException, InterruptedException {
-        if (!permits.tryAcquire(waitMs, TimeUnit.MILLISECONDS)) {
+    Channel borrow(Connection connection, long deadlineNanos) throws IOException, InterruptedException {
+        if (!permits.tryAcquire(Math.max(0, deadlineNanos - System.nanoTime()), TimeUnit.NANOSECONDS)) {
             return null;
         }
+        for (Channel channel = idle.poll(); channel != null; channel = idle.poll()) {
+            if (channel.isOpen()) {
+                return channel;
+            }
+            discard(channel);
+        }
+        CompletableFuture<Channel> opening;
         try {
-            for (Channel channel = idle.poll(); channel != null; channel = idle.poll()) {
-                if (channel.isOpen()) {
-                    return channel;
+            opening = rpcs.start(() -> open(connection));
+        } catch (RejectedExecutionException e) {
+            permits.release();
+            throw new IOException("the publisher is closed");
+        }
+        try {
+            return BoundedRpcs.await(opening, deadlineNanos);
+        } catch (TimeoutException | InterruptedException e) {
+            opening.whenComplete((late, failure) -> {
+                if (late != null) {
+                    discard(late);
                 }
-                discard(channel);
+                permits.release();
+            });
+            if (e instanceof InterruptedException interrupted) {
+                throw interrupted;
             }
-            Channel channel = connection.createChannel();
-            if (channel == null) {
-                throw new IOException("the broker has no channel left (channel_max reached)");
-            }
+            throw new IOException("RabbitMQ opened no channel within the call's bound");
+        } catch (IOException | RuntimeException e) {
+            permits.release();
+            throw e;
+        }
+    }
+
+    private Channel open(Connection connection) throws IOException {
+        Channel channel = connection.createChannel();
+        if (channel == null) {
+            throw new IOException("the broker has no channel left (channel_max reached)");
+        }
+        try {
             channel.confirmSelect();
             return channel;
         } catch (IOException | RuntimeException e) {
-            permits.release();
+            discard(channel);
             throw e;
         }
     }
@@ -77,11 +110,11 @@ final class ChannelPool {
         closer.shutdown();
     }
 
-    /** Closes the channel soon, without waiting for the broker. */
+    /**
+     * Closes the channel soon, without waiting for the broker. A closed one is aborted too: an auto-recovering
+     * connection keeps every channel not aborted, and would open it again, outside the pool, at each recovery.
+     */
     void discard(Channel channel) {
-        if (!channel.isOpen()) {
-            return;
-        }
         try {
             closer.execute(() -> abort(channel));
         } catch (RejectedExecutionException e) {

@@ -12,6 +12,7 @@ import com.rabbitmq.client.RecoveryListener;
 import com.rabbitmq.client.ReturnListener;
 import com.rabbitmq.client.ShutdownListener;
 import com.rabbitmq.client.ShutdownSignalException;
+import com.rabbitmq.client.impl.recovery.AutorecoveringChannel;
 import io.queuebox.ports.ClaimedDelivery;
 import io.queuebox.ports.Health;
 import io.queuebox.ports.MessagePublisher;
@@ -30,8 +31,10 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.UUID;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -59,6 +62,9 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
     private final ChannelPool channels;
     private final Connector connector;
     private final WriteWatchdog watchdog;
+    private final BoundedRpcs rpcs = new BoundedRpcs();
+    // One passive declare at a time per exchange name, however many calls wait for its answer.
+    private final Map<String, CompletableFuture<Boolean>> exchangeProbes = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final Set<String> knownExchanges = ConcurrentHashMap.newKeySet();
     private volatile Connection connection;
@@ -76,7 +82,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         this.settings = settings;
         // A moment past the call's bound: enough that a call merely slow to return is not taken for a blocked one.
         this.watchdog = new WriteWatchdog(Math.min(1000, Math.max(250, settings.confirmTimeoutMs() / 10)));
-        this.channels = new ChannelPool(settings.channels());
+        this.channels = new ChannelPool(settings.channels(), rpcs);
         this.connector = new Connector(this::open, settings.recoveryIntervalMs());
     }
 
@@ -121,8 +127,8 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
     private List<PublishOutcome> publishOn(Connection current, List<ClaimedDelivery> deliveries, long deadline,
                                            WriteWatchdog.Watch watch) {
         Channel channel;
-        try (WriteWatchdog.Region io = watch.io()) {
-            channel = channels.borrow(current, remainingMs(deadline));
+        try {
+            channel = channels.borrow(current, deadline);
         } catch (IOException | InterruptedException | RuntimeException e) {
             return notAttemptedBeforePublishing(deliveries, e);
         }
@@ -168,6 +174,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
             channels.closeAll();
             connector.close();
             watchdog.close();
+            rpcs.close();
             Connection current = connection;
             if (current != null) {
                 current.abort(5_000);
@@ -249,28 +256,52 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         }
     }
 
-    /** Whether the exchange exists; checked once per name on a throw-away channel (a miss closes it). */
-    private boolean exchangeExists(String exchange, WriteWatchdog.Watch watch) {
+    /**
+     * Whether the exchange exists; checked once per name on a throw-away channel (a miss closes it), off the calling
+     * thread, and waited for until the call's deadline at most. Any answer but "no such exchange" counts as yes:
+     * publishing then says what is wrong.
+     */
+    private boolean exchangeExists(String exchange, long deadline) {
         if (exchange.isEmpty() || knownExchanges.contains(exchange)) {
             return true;
         }
-        try (WriteWatchdog.Region io = watch.io()) {
-            Connection current = connection;
-            if (current == null) {
-                return true; // not connected: publishing will say so
-            }
-            Channel probe = current.createChannel();
-            try {
-                probe.exchangeDeclarePassive(exchange);
-                knownExchanges.add(exchange);
-                return true;
-            } finally {
-                channels.discard(probe);
-            }
+        Connection current = connection;
+        if (current == null) {
+            return true; // not connected: publishing will say so
+        }
+        CompletableFuture<Boolean> probe;
+        try {
+            probe = exchangeProbes.computeIfAbsent(exchange, name -> rpcs.start(() -> probeExchange(current, name)));
+        } catch (RejectedExecutionException e) {
+            return true; // closed: publishing will say so
+        }
+        probe.whenComplete((exists, failure) -> exchangeProbes.remove(exchange, probe));
+        try {
+            return BoundedRpcs.await(probe, deadline);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return true;
+        } catch (IOException | TimeoutException | RuntimeException e) {
+            return true; // down, or the bound is reached: nothing more is published in this call then
+        }
+    }
+
+    private boolean probeExchange(Connection current, String exchange) throws IOException {
+        Channel probe = current.createChannel();
+        if (probe == null) {
+            return true; // no channel left: publishing will say so
+        }
+        try {
+            probe.exchangeDeclarePassive(exchange);
+            knownExchanges.add(exchange);
+            return true;
         } catch (IOException e) {
-            return !(e.getCause() instanceof ShutdownSignalException signal && replyCode(signal) == 404);
-        } catch (RuntimeException e) {
-            return true; // the connection is down: publishing will say so
+            if (e.getCause() instanceof ShutdownSignalException signal && replyCode(signal) == 404) {
+                return false;
+            }
+            throw e;
+        } finally {
+            channels.discard(probe);
         }
     }
 
@@ -313,6 +344,17 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
     private record Closed(String reason) implements Signal {
     }
 
+    /**
+     * The channel as it is now, not as a recovery will make it. An auto-recovering channel that its connection's
+     * recovery reopens starts its publish sequence again at 1, and confirms of the closed one may still wait to be
+     * read: a call that went on publishing on the reopened channel had those confirms settle its new messages (acked,
+     * never at the broker). Pinned to this incarnation, the call's publishes after a loss fail unwritten, and its
+     * listeners hear this incarnation only.
+     */
+    private static Channel thisIncarnation(Channel channel) {
+        return channel instanceof AutorecoveringChannel recovering ? recovering.getDelegate() : channel;
+    }
+
     /** One publish call on one channel: its chains, the unconfirmed messages and what the broker said. */
     private final class Call {
         private final List<ClaimedDelivery> batch;
@@ -333,7 +375,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
 
         Call(List<ClaimedDelivery> batch, Channel channel, long deadline, WriteWatchdog.Watch watch) {
             this.batch = batch;
-            this.channel = channel;
+            this.channel = thisIncarnation(channel);
             this.deadline = deadline;
             this.watch = watch;
             this.outcomes = new PublishOutcome[batch.size()];
@@ -353,7 +395,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
                 if (System.nanoTime() >= deadline) {
                     break; // the passive declares took the whole bound: nothing is published
                 }
-                if (!missingExchanges.contains(exchange) && !exchangeExists(exchange, watch)) {
+                if (!missingExchanges.contains(exchange) && !exchangeExists(exchange, deadline)) {
                     missingExchanges.add(exchange);
                 }
             }
