@@ -1,0 +1,297 @@
+package io.queuebox.rabbitmq;
+
+import static io.queuebox.testkit.fixtures.OutboxFixtures.claimedDeliveriesOf;
+import static io.queuebox.testkit.fixtures.OutboxFixtures.interleavedEvents;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.rabbitmq.client.Channel;
+import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.ConnectionFactory;
+import io.queuebox.ports.OutboxEvent;
+import io.queuebox.ports.PublishOutcome;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.lang.reflect.Field;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The RPCs a call needs (channel open and confirm select, passive declare) now run on threads of their own, which the
+ * write watchdog does not watch: it only looks at the calling thread's marked regions, and the caller waits for the
+ * RPC in a timed wait outside any. When the connection's socket buffers are full (a network that drops what the relay
+ * sends without a reset; here an unwatched writer on the connection, standing for the channel closer, the silence
+ * probe or the last publish that filled the buffers, is blocked in its write), the RPC thread blocks in its write for
+ * ever (heartbeats off), holding the pool's permit or the exchange's probe entry, and the socket is never closed: the
+ * publisher answers "not attempted" for good although a new connection would get through. Before 264bca1 the RPC ran
+ * on the calling thread inside a watched region, and the watchdog closed the socket a moment after the call's bound.
+ */
+class RabbitMqUnwatchedRpcReviewTest {
+
+    private final RabbitMqTestBroker broker = new RabbitMqTestBroker("#");
+
+    @AfterEach
+    void removeTheTopology() {
+        broker.close();
+    }
+
+    @Test
+    void aChannelOpenBlockedInAWriteStillGetsTheConnectionReplaced() throws Exception {
+        try (JamExistingProxy proxy = new JamExistingProxy(URI.create(broker.uri));
+             RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(through(proxy)
+                     .set("confirm.timeout.ms", "1000").set("heartbeat.seconds", "0").set("channels", "1")
+                     .set("recovery.interval.ms", "200").build())) {
+            assertThat(publisher.publish(claimedDeliveriesOf(interleavedEvents(1, 1)))).allMatch(PublishOutcome::isAcked);
+            Channel writer = connectionOf(publisher).createChannel();
+
+            proxy.jamExisting(); // this connection's packets are dropped from now on; a new connection gets through
+            // Its message is written, no confirm comes: the only channel is given up as not reusable.
+            assertThat(publisher.publish(claimedDeliveriesOf(interleavedEvents(1, 1)))).noneMatch(PublishOutcome::isAcked);
+            Thread filler = fillTheBuffers(writer);
+
+            List<String> seen;
+            String state;
+            try {
+                seen = keepPublishing(publisher, Duration.ofSeconds(12));
+                state = "filler " + filler.getState() + ", " + rpcThreads();
+            } finally {
+                abandonLikeTheWatchdog(publisher); // only so that closing the publisher does not wait behind the writer
+            }
+
+            assertThat(seen).as("outcomes of calls on a jammed connection a new one could replace (%s)", state)
+                    .contains("ACKED");
+        }
+    }
+
+    @Test
+    void aPassiveDeclareBlockedInAWriteStillGetsTheConnectionReplaced() throws Exception {
+        String fresh = broker.exchange + ".fresh";
+        declareBoundExchange(fresh);
+        try (JamExistingProxy proxy = new JamExistingProxy(URI.create(broker.uri));
+             RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(through(proxy)
+                     .set("confirm.timeout.ms", "1000").set("heartbeat.seconds", "0")
+                     .set("recovery.interval.ms", "200").build())) {
+            assertThat(publisher.publish(claimedDeliveriesOf(interleavedEvents(1, 1)))).allMatch(PublishOutcome::isAcked);
+            Channel writer = connectionOf(publisher).createChannel();
+
+            proxy.jamExisting();
+            Thread filler = fillTheBuffers(writer);
+
+            List<String> seen = new ArrayList<>();
+            String state;
+            long end = System.nanoTime() + Duration.ofSeconds(12).toNanos();
+            try {
+                while (System.nanoTime() < end && !seen.contains("ACKED")) {
+                    // An exchange this publisher has not checked yet: its passive declare runs before anything is published.
+                    OutboxEvent event = OutboxEvent.of("order", "fresh-1", "Placed", new byte[10]).withDestination(fresh);
+                    seen.addAll(describe(publisher.publish(claimedDeliveriesOf(List.of(event)))));
+                }
+                state = "filler " + filler.getState() + ", " + rpcThreads() + ", probes " + probesOf(publisher);
+            } finally {
+                abandonLikeTheWatchdog(publisher);
+            }
+
+            assertThat(seen).as("outcomes of calls to an exchange not yet checked (%s)", state).contains("ACKED");
+        } finally {
+            deleteExchange(fresh);
+        }
+    }
+
+    /** Writes on the publisher's connection until the socket's buffers are full and the write blocks. */
+    private static Thread fillTheBuffers(Channel writer) {
+        AtomicLong written = new AtomicLong();
+        Thread filler = new Thread(() -> {
+            byte[] chunk = new byte[1 << 20];
+            try {
+                while (true) {
+                    writer.basicPublish("", "queuebox-review-nowhere", null, chunk);
+                    written.incrementAndGet();
+                }
+            } catch (IOException | RuntimeException e) {
+                // the socket was closed
+            }
+        }, "test-unwatched-writer");
+        filler.setDaemon(true);
+        filler.start();
+        long[] last = {-1};
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(500)).until(() -> {
+            long now = written.get();
+            boolean stuck = now == last[0] && now > 0;
+            last[0] = now;
+            return stuck;
+        });
+        return filler;
+    }
+
+    private static List<String> keepPublishing(RabbitMqMessagePublisher publisher, Duration during) {
+        List<String> seen = new ArrayList<>();
+        long end = System.nanoTime() + during.toNanos();
+        while (System.nanoTime() < end && !seen.contains("ACKED")) {
+            seen.addAll(describe(publisher.publish(claimedDeliveriesOf(interleavedEvents(1, 1)))));
+        }
+        return seen;
+    }
+
+    private static List<String> describe(List<PublishOutcome> outcomes) {
+        return outcomes.stream().map(o -> o.isAcked() ? "ACKED" : o.toString()).distinct().toList();
+    }
+
+    private static String rpcThreads() {
+        return Thread.getAllStackTraces().keySet().stream().filter(t -> t.getName().equals("queuebox-rabbitmq-rpc"))
+                .map(t -> t.getState().toString()).collect(Collectors.groupingBy(s -> s, Collectors.counting()))
+                + " rpc threads";
+    }
+
+    private RabbitMqSettings.Builder through(JamExistingProxy proxy) {
+        URI server = URI.create(broker.uri);
+        return broker.settings().set("uri",
+                broker.uri.replace(server.getHost() + ":" + server.getPort(), "127.0.0.1:" + proxy.port()));
+    }
+
+    private static Connection connectionOf(RabbitMqMessagePublisher publisher) throws Exception {
+        Field connectionField = RabbitMqMessagePublisher.class.getDeclaredField("connection");
+        connectionField.setAccessible(true);
+        return (Connection) connectionField.get(publisher);
+    }
+
+    /** Closes the connection's current socket as the watchdog does. */
+    @SuppressWarnings("unchecked")
+    private static void abandonLikeTheWatchdog(RabbitMqMessagePublisher publisher) throws Exception {
+        Field watchdogField = RabbitMqMessagePublisher.class.getDeclaredField("watchdog");
+        watchdogField.setAccessible(true);
+        Field socketField = WriteWatchdog.class.getDeclaredField("socket");
+        socketField.setAccessible(true);
+        Socket socket = ((java.util.concurrent.atomic.AtomicReference<Socket>) socketField.get(watchdogField.get(publisher)))
+                .get();
+        socket.setSoLinger(true, 0);
+        socket.close();
+    }
+
+    private static Object probesOf(RabbitMqMessagePublisher publisher) {
+        try {
+            Field probes = RabbitMqMessagePublisher.class.getDeclaredField("exchangeProbes");
+            probes.setAccessible(true);
+            return probes.get(publisher);
+        } catch (ReflectiveOperationException e) {
+            return "none";
+        }
+    }
+
+    private void declareBoundExchange(String name) throws Exception {
+        ConnectionFactory factory = new ConnectionFactory();
+        factory.setUri(broker.uri);
+        try (Connection connection = factory.newConnection("queuebox-review-setup");
+             Channel channel = connection.createChannel()) {
+            channel.exchangeDeclare(name, "topic", false, false, null);
+            channel.queueBind(broker.queue, name, "#");
+        }
+    }
+
+    private void deleteExchange(String name) throws Exception {
+        ConnectionFactory factory = new ConnectionFactory();
+        factory.setUri(broker.uri);
+        try (Connection connection = factory.newConnection("queuebox-review-setup");
+             Channel channel = connection.createChannel()) {
+            channel.exchangeDelete(name);
+        }
+    }
+
+    /**
+     * A proxy whose {@link #jamExisting()} stops reading what the client sends on the connections open now (their
+     * packets dropped, as a lost NAT or firewall entry does), so the client's socket buffers fill and its writes block,
+     * while connections opened later are forwarded.
+     */
+    static final class JamExistingProxy implements AutoCloseable {
+        private final ServerSocket server;
+        private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+        private final AtomicInteger generation = new AtomicInteger();
+        private volatile boolean closed;
+
+        JamExistingProxy(URI target) throws IOException {
+            String host = target.getHost();
+            int port = target.getPort() < 0 ? 5672 : target.getPort();
+            server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+            Thread acceptor = new Thread(() -> {
+                while (!closed) {
+                    try {
+                        Socket client = server.accept();
+                        Socket upstream = new Socket(host, port);
+                        client.setTcpNoDelay(true);
+                        upstream.setTcpNoDelay(true);
+                        sockets.add(client);
+                        sockets.add(upstream);
+                        int born = generation.get();
+                        pump(client, upstream, born, true);
+                        pump(upstream, client, born, false);
+                    } catch (IOException e) {
+                        // closed, or the broker refused: the client sees its connection fail
+                    }
+                }
+            }, "review-proxy-accept");
+            acceptor.setDaemon(true);
+            acceptor.start();
+        }
+
+        int port() {
+            return server.getLocalPort();
+        }
+
+        void jamExisting() {
+            generation.incrementAndGet();
+        }
+
+        private void pump(Socket from, Socket to, int born, boolean fromClient) {
+            Thread pump = new Thread(() -> {
+                byte[] buffer = new byte[16384];
+                try {
+                    InputStream in = from.getInputStream();
+                    OutputStream out = to.getOutputStream();
+                    int n;
+                    while ((n = in.read(buffer)) >= 0) {
+                        if (fromClient && generation.get() != born) {
+                            while (!closed) {
+                                Thread.sleep(100); // dropped, and nothing more is read
+                            }
+                            return;
+                        }
+                        out.write(buffer, 0, n);
+                        out.flush();
+                    }
+                } catch (IOException | InterruptedException ignored) {
+                    // a side went away
+                }
+                closeQuietly(from);
+                closeQuietly(to);
+            }, "review-proxy-" + (fromClient ? "up" : "down"));
+            pump.setDaemon(true);
+            pump.start();
+        }
+
+        @Override
+        public void close() {
+            closed = true;
+            closeQuietly(server);
+            sockets.forEach(JamExistingProxy::closeQuietly);
+        }
+
+        private static void closeQuietly(AutoCloseable closeable) {
+            try {
+                closeable.close();
+            } catch (Exception ignored) {
+                // already closed
+            }
+        }
+    }
+}
