@@ -11,7 +11,9 @@ import java.util.concurrent.TimeoutException;
 /**
  * Runs the client's RPCs (channel open, confirm select, passive declare) off the publishing thread. Each RPC's own
  * timeout is the whole {@code confirm.timeout.ms}; a call that starts one late in its bound waits for it only as long
- * as it has left, and the RPC finishes, or times out, on its own thread.
+ * as it has left, and the RPC finishes, or times out, on its own thread. That thread is watched with the call's
+ * deadline like the call itself ({@link WriteWatchdog}): an RPC blocked writing its frames, which would keep its
+ * channel's place or its exchange's probe for ever, gets the connection's socket closed.
  */
 final class BoundedRpcs implements AutoCloseable {
 
@@ -20,21 +22,26 @@ final class BoundedRpcs implements AutoCloseable {
         T call() throws IOException;
     }
 
+    private final WriteWatchdog watchdog;
     private final ExecutorService threads = Executors.newCachedThreadPool(runnable -> {
         Thread thread = new Thread(runnable, "queuebox-rabbitmq-rpc");
         thread.setDaemon(true);
         return thread;
     });
 
+    BoundedRpcs(WriteWatchdog watchdog) {
+        this.watchdog = watchdog;
+    }
+
     /**
-     * Starts {@code rpc}.
+     * Starts {@code rpc} for a call that must end by {@code deadlineNanos} ({@link System#nanoTime()}).
      *
      * @throws java.util.concurrent.RejectedExecutionException once closed
      */
-    <T> CompletableFuture<T> start(Rpc<T> rpc) {
+    <T> CompletableFuture<T> start(Rpc<T> rpc, long deadlineNanos) {
         CompletableFuture<T> result = new CompletableFuture<>();
         threads.execute(() -> {
-            try {
+            try (WriteWatchdog.Watch watch = watchdog.watch(deadlineNanos); WriteWatchdog.Region io = watch.io()) {
                 result.complete(rpc.call());
             } catch (IOException | RuntimeException | Error e) {
                 result.completeExceptionally(e);

@@ -54,10 +54,13 @@ final class ChannelPool {
         }
         CompletableFuture<Channel> opening;
         try {
-            opening = rpcs.start(() -> open(connection));
+            opening = rpcs.start(() -> open(connection), deadlineNanos);
         } catch (RejectedExecutionException e) {
             permits.release();
             throw new IOException("the publisher is closed");
+        } catch (RuntimeException | Error e) {
+            permits.release(); // no thread for it (OutOfMemoryError), say
+            throw e;
         }
         try {
             return BoundedRpcs.await(opening, deadlineNanos);
@@ -72,7 +75,7 @@ final class ChannelPool {
                 throw interrupted;
             }
             throw new IOException("RabbitMQ opened no channel within the call's bound");
-        } catch (IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException | Error e) {
             permits.release();
             throw e;
         }

@@ -62,7 +62,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
     private final ChannelPool channels;
     private final Connector connector;
     private final WriteWatchdog watchdog;
-    private final BoundedRpcs rpcs = new BoundedRpcs();
+    private final BoundedRpcs rpcs;
     // One passive declare at a time per exchange name, however many calls wait for its answer.
     private final Map<String, CompletableFuture<Boolean>> exchangeProbes = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -82,6 +82,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         this.settings = settings;
         // A moment past the call's bound: enough that a call merely slow to return is not taken for a blocked one.
         this.watchdog = new WriteWatchdog(Math.min(1000, Math.max(250, settings.confirmTimeoutMs() / 10)));
+        this.rpcs = new BoundedRpcs(watchdog);
         this.channels = new ChannelPool(settings.channels(), rpcs);
         this.connector = new Connector(this::open, settings.recoveryIntervalMs());
     }
@@ -271,7 +272,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         }
         CompletableFuture<Boolean> probe;
         try {
-            probe = exchangeProbes.computeIfAbsent(exchange, name -> rpcs.start(() -> probeExchange(current, name)));
+            probe = exchangeProbes.computeIfAbsent(exchange, name -> rpcs.start(() -> probeExchange(current, name), deadline));
         } catch (RejectedExecutionException e) {
             return true; // closed: publishing will say so
         }

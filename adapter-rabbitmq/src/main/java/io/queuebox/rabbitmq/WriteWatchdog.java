@@ -109,9 +109,10 @@ final class WriteWatchdog implements AutoCloseable {
         // call moved while it read the thread's state.
         private volatile int depth;
         private volatile long moves;
+        // The exit counts before it leaves, so a look that read "inside" and no move saw the call still inside.
         private final Region region = () -> {
-            depth--;
             moves++;
+            depth--;
         };
         private volatile ScheduledFuture<?> next;
 
@@ -145,7 +146,7 @@ final class WriteWatchdog implements AutoCloseable {
                 return false;
             }
             Thread.State state = caller.getState();
-            return moves == before && !ended && stuckInClient(state);
+            return moves == before && depth > 0 && !ended && stuckInClient(state);
         }
 
         boolean schedule(long delayNanos) {

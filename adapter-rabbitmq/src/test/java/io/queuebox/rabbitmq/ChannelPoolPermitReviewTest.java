@@ -19,8 +19,7 @@ class ChannelPoolPermitReviewTest {
 
     @Test
     void anErrorOpeningAChannelGivesItsPlaceBack() throws Exception {
-        BoundedRpcs rpcs = new BoundedRpcs();
-        try {
+        try (WriteWatchdog watchdog = new WriteWatchdog(250); BoundedRpcs rpcs = new BoundedRpcs(watchdog)) {
             ChannelPool pool = new ChannelPool(1, rpcs);
             Connection failing = connection(() -> {
                 throw new StackOverflowError("deep in the client");
@@ -31,8 +30,6 @@ class ChannelPoolPermitReviewTest {
             Connection working = connection(ChannelPoolPermitReviewTest::channel);
             assertThat(pool.borrow(working, deadlineIn(Duration.ofMillis(500))))
                     .as("a channel for the next call, the only place being free again").isNotNull();
-        } finally {
-            rpcs.close();
         }
     }
 
