@@ -10,14 +10,12 @@ import com.rabbitmq.client.Connection;
 import io.queuebox.ports.PublishOutcome;
 import io.queuebox.testkit.faults.TcpProxy;
 import java.lang.reflect.Field;
-import java.net.Socket;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -50,7 +48,7 @@ class RabbitMqOrphanChannelReviewTest {
                 CompletableFuture<List<PublishOutcome>> waiting = CompletableFuture.supplyAsync(
                         () -> publisher.publish(claimedDeliveriesOf(interleavedEvents(1, 1))));
                 Thread.sleep(300);
-                abandonLikeTheWatchdog(publisher); // as it does for another call blocked in a write
+                PublisherInternals.abandonSocket(publisher); // as it does for another call blocked in a write
                 assertThat(waiting.get(10, TimeUnit.SECONDS)).noneMatch(PublishOutcome::isAcked);
                 proxy.restore();
                 await().atMost(Duration.ofSeconds(15)).until(() -> publisher.publish(
@@ -63,21 +61,8 @@ class RabbitMqOrphanChannelReviewTest {
         }
     }
 
-    @SuppressWarnings("unchecked")
-    private static void abandonLikeTheWatchdog(RabbitMqMessagePublisher publisher) throws Exception {
-        Field watchdogField = RabbitMqMessagePublisher.class.getDeclaredField("watchdog");
-        watchdogField.setAccessible(true);
-        Field socketField = WriteWatchdog.class.getDeclaredField("socket");
-        socketField.setAccessible(true);
-        Socket socket = ((AtomicReference<Socket>) socketField.get(watchdogField.get(publisher))).get();
-        socket.setSoLinger(true, 0);
-        socket.close();
-    }
-
     private static long openChannels(RabbitMqMessagePublisher publisher) throws Exception {
-        Field connectionField = RabbitMqMessagePublisher.class.getDeclaredField("connection");
-        connectionField.setAccessible(true);
-        Connection connection = (Connection) connectionField.get(publisher);
+        Connection connection = PublisherInternals.connection(publisher);
         Field channelsField = connection.getClass().getDeclaredField("channels");
         channelsField.setAccessible(true);
         Map<?, ?> channels = (Map<?, ?>) channelsField.get(connection);

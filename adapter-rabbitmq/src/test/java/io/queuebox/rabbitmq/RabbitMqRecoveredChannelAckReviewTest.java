@@ -9,8 +9,6 @@ import com.rabbitmq.client.Connection;
 import io.queuebox.ports.ClaimedDelivery;
 import io.queuebox.ports.PublishOutcome;
 import io.queuebox.testkit.faults.TcpProxy;
-import java.lang.reflect.Field;
-import java.net.Socket;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
@@ -68,8 +66,8 @@ class RabbitMqRecoveredChannelAckReviewTest {
                 Thread.onSpinWait();
             }
 
-            abandonLikeTheWatchdog(publisher);
-            Connection connection = connectionOf(publisher);
+            PublisherInternals.abandonSocket(publisher);
+            Connection connection = PublisherInternals.connection(publisher);
             await().atMost(Duration.ofSeconds(15)).until(connection::isOpen); // recovered, channels first
             proxy.cut(); // nothing written from now on reaches the broker
             caller.resume();
@@ -88,20 +86,4 @@ class RabbitMqRecoveredChannelAckReviewTest {
         }
     }
 
-    @SuppressWarnings("unchecked")
-    private static void abandonLikeTheWatchdog(RabbitMqMessagePublisher publisher) throws Exception {
-        Field watchdogField = RabbitMqMessagePublisher.class.getDeclaredField("watchdog");
-        watchdogField.setAccessible(true);
-        Field socketField = WriteWatchdog.class.getDeclaredField("socket");
-        socketField.setAccessible(true);
-        Socket socket = ((AtomicReference<Socket>) socketField.get(watchdogField.get(publisher))).get();
-        socket.setSoLinger(true, 0);
-        socket.close();
-    }
-
-    private static Connection connectionOf(RabbitMqMessagePublisher publisher) throws Exception {
-        Field connectionField = RabbitMqMessagePublisher.class.getDeclaredField("connection");
-        connectionField.setAccessible(true);
-        return (Connection) connectionField.get(publisher);
-    }
 }

@@ -54,7 +54,7 @@ class RabbitMqUnwatchedRpcReviewTest {
                      .set("confirm.timeout.ms", "1000").set("heartbeat.seconds", "0").set("channels", "1")
                      .set("recovery.interval.ms", "200").build())) {
             assertThat(publisher.publish(claimedDeliveriesOf(interleavedEvents(1, 1)))).allMatch(PublishOutcome::isAcked);
-            Channel writer = connectionOf(publisher).createChannel();
+            Channel writer = PublisherInternals.connection(publisher).createChannel();
 
             proxy.jamExisting(); // this connection's packets are dropped from now on; a new connection gets through
             // Its message is written, no confirm comes: the only channel is given up as not reusable.
@@ -67,7 +67,7 @@ class RabbitMqUnwatchedRpcReviewTest {
                 seen = keepPublishing(publisher, Duration.ofSeconds(12));
                 state = "filler " + filler.getState() + ", " + rpcThreads();
             } finally {
-                abandonLikeTheWatchdog(publisher); // only so that closing the publisher does not wait behind the writer
+                PublisherInternals.abandonSocket(publisher); // only so that closing the publisher does not wait behind the writer
             }
 
             assertThat(seen).as("outcomes of calls on a jammed connection a new one could replace (%s)", state)
@@ -84,7 +84,7 @@ class RabbitMqUnwatchedRpcReviewTest {
                      .set("confirm.timeout.ms", "1000").set("heartbeat.seconds", "0")
                      .set("recovery.interval.ms", "200").build())) {
             assertThat(publisher.publish(claimedDeliveriesOf(interleavedEvents(1, 1)))).allMatch(PublishOutcome::isAcked);
-            Channel writer = connectionOf(publisher).createChannel();
+            Channel writer = PublisherInternals.connection(publisher).createChannel();
 
             proxy.jamExisting();
             Thread filler = fillTheBuffers(writer);
@@ -100,7 +100,7 @@ class RabbitMqUnwatchedRpcReviewTest {
                 }
                 state = "filler " + filler.getState() + ", " + rpcThreads() + ", probes " + probesOf(publisher);
             } finally {
-                abandonLikeTheWatchdog(publisher);
+                PublisherInternals.abandonSocket(publisher);
             }
 
             assertThat(seen).as("outcomes of calls to an exchange not yet checked (%s)", state).contains("ACKED");
@@ -158,25 +158,6 @@ class RabbitMqUnwatchedRpcReviewTest {
         URI server = URI.create(broker.uri);
         return broker.settings().set("uri",
                 broker.uri.replace(server.getHost() + ":" + server.getPort(), "127.0.0.1:" + proxy.port()));
-    }
-
-    private static Connection connectionOf(RabbitMqMessagePublisher publisher) throws Exception {
-        Field connectionField = RabbitMqMessagePublisher.class.getDeclaredField("connection");
-        connectionField.setAccessible(true);
-        return (Connection) connectionField.get(publisher);
-    }
-
-    /** Closes the connection's current socket as the watchdog does. */
-    @SuppressWarnings("unchecked")
-    private static void abandonLikeTheWatchdog(RabbitMqMessagePublisher publisher) throws Exception {
-        Field watchdogField = RabbitMqMessagePublisher.class.getDeclaredField("watchdog");
-        watchdogField.setAccessible(true);
-        Field socketField = WriteWatchdog.class.getDeclaredField("socket");
-        socketField.setAccessible(true);
-        Socket socket = ((java.util.concurrent.atomic.AtomicReference<Socket>) socketField.get(watchdogField.get(publisher)))
-                .get();
-        socket.setSoLinger(true, 0);
-        socket.close();
     }
 
     private static Object probesOf(RabbitMqMessagePublisher publisher) {
