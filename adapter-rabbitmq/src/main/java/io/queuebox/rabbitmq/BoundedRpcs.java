@@ -11,9 +11,10 @@ import java.util.concurrent.TimeoutException;
 /**
  * Runs the client's RPCs (channel open, confirm select, passive declare) off the publishing thread. Each RPC's own
  * timeout is the whole {@code confirm.timeout.ms}; a call that starts one late in its bound waits for it only as long
- * as it has left, and the RPC finishes, or times out, on its own thread. That thread is watched with the call's
- * deadline like the call itself ({@link WriteWatchdog}): an RPC blocked writing its frames, which would keep its
- * channel's place or its exchange's probe for ever, gets the connection's socket closed.
+ * as it has left, and the RPC finishes, or times out, on its own thread. That thread is watched like a call
+ * ({@link WriteWatchdog}), with the bound of its own RPCs, each of which may take the whole timeout: an RPC blocked
+ * writing its frames, which would keep its channel's place or its exchange's probe for ever, gets the connection's
+ * socket closed, and a slow one answered in time keeps the connection.
  */
 final class BoundedRpcs implements AutoCloseable {
 
@@ -23,25 +24,30 @@ final class BoundedRpcs implements AutoCloseable {
     }
 
     private final WriteWatchdog watchdog;
+    private final long rpcTimeoutNanos;
     private final ExecutorService threads = Executors.newCachedThreadPool(runnable -> {
         Thread thread = new Thread(runnable, "queuebox-rabbitmq-rpc");
         thread.setDaemon(true);
         return thread;
     });
 
-    BoundedRpcs(WriteWatchdog watchdog) {
+    /** {@code rpcTimeoutMs}: the client's timeout of one RPC. */
+    BoundedRpcs(WriteWatchdog watchdog, long rpcTimeoutMs) {
         this.watchdog = watchdog;
+        this.rpcTimeoutNanos = TimeUnit.MILLISECONDS.toNanos(rpcTimeoutMs);
     }
 
     /**
-     * Starts {@code rpc} for a call that must end by {@code deadlineNanos} ({@link System#nanoTime()}).
+     * Starts {@code rpc}, which makes {@code rpcsInARow} of the client's RPCs one after the other: it may take that
+     * many RPC timeouts before its thread is taken for blocked. The calls waiting for it do not wait that long.
      *
      * @throws java.util.concurrent.RejectedExecutionException once closed
      */
-    <T> CompletableFuture<T> start(Rpc<T> rpc, long deadlineNanos) {
+    <T> CompletableFuture<T> start(Rpc<T> rpc, int rpcsInARow) {
         CompletableFuture<T> result = new CompletableFuture<>();
         threads.execute(() -> {
-            try (WriteWatchdog.Watch watch = watchdog.watch(deadlineNanos); WriteWatchdog.Region io = watch.io()) {
+            long bound = System.nanoTime() + rpcsInARow * rpcTimeoutNanos;
+            try (WriteWatchdog.Watch watch = watchdog.watch(bound); WriteWatchdog.Region io = watch.io()) {
                 result.complete(rpc.call());
             } catch (IOException | RuntimeException | Error e) {
                 result.completeExceptionally(e);

@@ -54,7 +54,7 @@ final class ChannelPool {
         }
         CompletableFuture<Channel> opening;
         try {
-            opening = rpcs.start(() -> open(connection), deadlineNanos);
+            opening = rpcs.start(() -> open(connection), 2); // channel.open, confirm.select
         } catch (RejectedExecutionException e) {
             permits.release();
             throw new IOException("the publisher is closed");

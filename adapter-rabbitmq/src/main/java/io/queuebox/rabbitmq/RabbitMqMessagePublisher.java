@@ -82,7 +82,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         this.settings = settings;
         // A moment past the call's bound: enough that a call merely slow to return is not taken for a blocked one.
         this.watchdog = new WriteWatchdog(Math.min(1000, Math.max(250, settings.confirmTimeoutMs() / 10)));
-        this.rpcs = new BoundedRpcs(watchdog);
+        this.rpcs = new BoundedRpcs(watchdog, settings.confirmTimeoutMs());
         this.channels = new ChannelPool(settings.channels(), rpcs);
         this.connector = new Connector(this::open, settings.recoveryIntervalMs());
     }
@@ -272,7 +272,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         }
         CompletableFuture<Boolean> probe;
         try {
-            probe = exchangeProbes.computeIfAbsent(exchange, name -> rpcs.start(() -> probeExchange(current, name), deadline));
+            probe = exchangeProbes.computeIfAbsent(exchange, name -> rpcs.start(() -> probeExchange(current, name), 2));
         } catch (RejectedExecutionException e) {
             return true; // closed: publishing will say so
         }
@@ -282,7 +282,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return true;
-        } catch (IOException | TimeoutException | RuntimeException e) {
+        } catch (IOException | TimeoutException | RuntimeException | Error e) {
             return true; // down, or the bound is reached: nothing more is published in this call then
         }
     }

@@ -19,7 +19,7 @@ class ChannelPoolPermitReviewTest {
 
     @Test
     void anErrorOpeningAChannelGivesItsPlaceBack() throws Exception {
-        try (WriteWatchdog watchdog = new WriteWatchdog(250); BoundedRpcs rpcs = new BoundedRpcs(watchdog)) {
+        try (WriteWatchdog watchdog = new WriteWatchdog(250); BoundedRpcs rpcs = new BoundedRpcs(watchdog, 1000)) {
             ChannelPool pool = new ChannelPool(1, rpcs);
             Connection failing = connection(() -> {
                 throw new StackOverflowError("deep in the client");

@@ -30,7 +30,7 @@ class RpcWatchDeadlineReviewTest {
 
     @Test
     void aLateChannelOpenOnASlowButHealthyBrokerKeepsItsConnection() throws Exception {
-        try (WriteWatchdog watchdog = new WriteWatchdog(GRACE_MS); BoundedRpcs rpcs = new BoundedRpcs(watchdog);
+        try (WriteWatchdog watchdog = new WriteWatchdog(GRACE_MS); BoundedRpcs rpcs = new BoundedRpcs(watchdog, 1000);
              Socket socket = new Socket()) {
             watchdog.configurator().configure(socket); // the connection's socket
             ChannelPool pool = new ChannelPool(1, rpcs);
@@ -63,25 +63,25 @@ class RpcWatchDeadlineReviewTest {
 
     /**
      * The single-flight probe: caller A (deadline t0+10 ms) starts the passive declare, caller B (deadline t0+1200 ms)
-     * joins it and gets its answer at t0+840, well within its own bound; the socket is closed at about t0+510 anyway,
-     * because the probe is judged by A's deadline. Same path as exchangeExists/probeExchange, driven through BoundedRpcs.
+     * joins it and gets its answer at t0+840, well within its own bound; the socket was closed at about t0+510 anyway,
+     * because the probe was judged by A's deadline (31bae4a); now by its own two RPC timeouts. Same path as
+     * exchangeExists/probeExchange, driven through BoundedRpcs.
      */
     @Test
     void aSharedProbeAnsweredWithinALaterCallersBoundKeepsItsConnection() throws Exception {
-        try (WriteWatchdog watchdog = new WriteWatchdog(GRACE_MS); BoundedRpcs rpcs = new BoundedRpcs(watchdog);
+        try (WriteWatchdog watchdog = new WriteWatchdog(GRACE_MS); BoundedRpcs rpcs = new BoundedRpcs(watchdog, 1000);
              Socket socket = new Socket()) {
             watchdog.configurator().configure(socket);
             ReentrantLock frameLock = new ReentrantLock();
             long t0 = System.nanoTime();
             Thread writer = otherWriter(frameLock, t0, 450, 540);
-            long deadlineA = t0 + TimeUnit.MILLISECONDS.toNanos(10);
             CompletableFuture<Boolean> probe = rpcs.start(() -> {
                 sleepUntil(t0, 480);   // createChannel answered
                 frameLock.lock();      // exchange.declare (passive) frame behind another writer
                 frameLock.unlock();
                 sleepUntil(t0, 840);   // declare-ok
                 return true;
-            }, deadlineA);
+            }, 2); // createChannel, exchange.declare
 
             sleepUntil(t0, 200);
             long deadlineB = t0 + TimeUnit.MILLISECONDS.toNanos(1200);
