@@ -2,8 +2,11 @@ package io.queuebox.rabbitmq;
 
 import com.rabbitmq.client.Channel;
 import com.rabbitmq.client.Connection;
+import com.rabbitmq.client.impl.recovery.AutorecoveringChannel;
 import java.io.IOException;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -24,6 +27,9 @@ final class ChannelPool {
     private final Semaphore permits;
     private final BoundedRpcs rpcs;
     private final ConcurrentLinkedQueue<Channel> idle = new ConcurrentLinkedQueue<>();
+    // Each pool channel's incarnation that this pool put in confirm mode. A recovery swaps the incarnation first and
+    // selects confirms after: one handed out in between would publish outside confirm mode, numbered 0.
+    private final Map<Channel, Channel> confirmed = new ConcurrentHashMap<>();
     private final ExecutorService closer = Executors.newSingleThreadExecutor(runnable -> {
         Thread thread = new Thread(runnable, "queuebox-rabbitmq-channel-closer");
         thread.setDaemon(true);
@@ -47,10 +53,10 @@ final class ChannelPool {
             return null;
         }
         for (Channel channel = idle.poll(); channel != null; channel = idle.poll()) {
-            if (channel.isOpen()) {
+            if (channel.isOpen() && confirmed.get(channel) == incarnation(channel)) {
                 return channel;
             }
-            discard(channel);
+            discard(channel); // closed, or recovered since: a new one is opened rather than trusted
         }
         CompletableFuture<Channel> opening;
         try {
@@ -87,12 +93,33 @@ final class ChannelPool {
             throw new IOException("the broker has no channel left (channel_max reached)");
         }
         try {
+            Channel selected = incarnation(channel);
             channel.confirmSelect();
+            if (incarnation(channel) != selected) {
+                throw new IOException("the channel was recovered while it was opened");
+            }
+            confirmed.put(channel, selected);
             return channel;
         } catch (IOException | RuntimeException e) {
             discard(channel);
             throw e;
         }
+    }
+
+    /**
+     * The incarnation of a borrowed channel that this pool put in confirm mode: a call publishes and listens on it
+     * alone. An auto-recovering channel that its connection's recovery reopens starts its publish sequence again at
+     * 1, and confirms of the closed one may still wait to be read: a call that went on publishing on the reopened
+     * channel had those confirms settle its new messages (acked, never at the broker). Pinned, the call's publishes
+     * after a loss fail unwritten, and its listeners hear this incarnation only.
+     */
+    Channel confirmedIncarnation(Channel borrowed) {
+        Channel selected = confirmed.get(borrowed);
+        return selected != null ? selected : incarnation(borrowed);
+    }
+
+    private static Channel incarnation(Channel channel) {
+        return channel instanceof AutorecoveringChannel recovering ? recovering.getDelegate() : channel;
     }
 
     /** Gives the channel back; one that may still receive answers meant for the last call is not reused. */
@@ -118,6 +145,7 @@ final class ChannelPool {
      * connection keeps every channel not aborted, and would open it again, outside the pool, at each recovery.
      */
     void discard(Channel channel) {
+        confirmed.remove(channel);
         try {
             closer.execute(() -> abort(channel));
         } catch (RejectedExecutionException e) {

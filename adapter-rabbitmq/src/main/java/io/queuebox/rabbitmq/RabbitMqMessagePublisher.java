@@ -12,7 +12,6 @@ import com.rabbitmq.client.RecoveryListener;
 import com.rabbitmq.client.ReturnListener;
 import com.rabbitmq.client.ShutdownListener;
 import com.rabbitmq.client.ShutdownSignalException;
-import com.rabbitmq.client.impl.recovery.AutorecoveringChannel;
 import io.queuebox.ports.ClaimedDelivery;
 import io.queuebox.ports.Health;
 import io.queuebox.ports.MessagePublisher;
@@ -136,7 +135,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         if (channel == null) {
             return allNotAttempted(deliveries, "no channel free within " + settings.confirmTimeoutMs() + " ms");
         }
-        Call call = new Call(deliveries, channel, deadline, watch);
+        Call call = new Call(deliveries, channels.confirmedIncarnation(channel), deadline, watch);
         boolean reusable = false;
         try {
             reusable = call.run();
@@ -262,7 +261,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
      * thread, and waited for until the call's deadline at most. Any answer but "no such exchange" counts as yes:
      * publishing then says what is wrong.
      */
-    private boolean exchangeExists(String exchange, long deadline) {
+    private boolean exchangeExists(String exchange, long deadline) throws InterruptedException {
         if (exchange.isEmpty() || knownExchanges.contains(exchange)) {
             return true;
         }
@@ -279,9 +278,6 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
         probe.whenComplete((exists, failure) -> exchangeProbes.remove(exchange, probe));
         try {
             return BoundedRpcs.await(probe, deadline);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return true;
         } catch (IOException | TimeoutException | RuntimeException | Error e) {
             return true; // down, or the bound is reached: nothing more is published in this call then
         }
@@ -345,17 +341,6 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
     private record Closed(String reason) implements Signal {
     }
 
-    /**
-     * The channel as it is now, not as a recovery will make it. An auto-recovering channel that its connection's
-     * recovery reopens starts its publish sequence again at 1, and confirms of the closed one may still wait to be
-     * read: a call that went on publishing on the reopened channel had those confirms settle its new messages (acked,
-     * never at the broker). Pinned to this incarnation, the call's publishes after a loss fail unwritten, and its
-     * listeners hear this incarnation only.
-     */
-    private static Channel thisIncarnation(Channel channel) {
-        return channel instanceof AutorecoveringChannel recovering ? recovering.getDelegate() : channel;
-    }
-
     /** One publish call on one channel: its chains, the unconfirmed messages and what the broker said. */
     private final class Call {
         private final List<ClaimedDelivery> batch;
@@ -376,7 +361,7 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
 
         Call(List<ClaimedDelivery> batch, Channel channel, long deadline, WriteWatchdog.Watch watch) {
             this.batch = batch;
-            this.channel = thisIncarnation(channel);
+            this.channel = channel;
             this.deadline = deadline;
             this.watch = watch;
             this.outcomes = new PublishOutcome[batch.size()];
@@ -396,8 +381,15 @@ public final class RabbitMqMessagePublisher implements MessagePublisher {
                 if (System.nanoTime() >= deadline) {
                     break; // the passive declares took the whole bound: nothing is published
                 }
-                if (!missingExchanges.contains(exchange) && !exchangeExists(exchange, deadline)) {
-                    missingExchanges.add(exchange);
+                try {
+                    if (!missingExchanges.contains(exchange) && !exchangeExists(exchange, deadline)) {
+                        missingExchanges.add(exchange);
+                    }
+                } catch (InterruptedException e) {
+                    // Nothing is published after an interrupt: the whole batch is answered not attempted.
+                    Thread.currentThread().interrupt();
+                    stopped = "interrupted before publishing";
+                    break;
                 }
             }
             ConfirmListener confirms = channel.addConfirmListener(
