@@ -114,8 +114,7 @@ final class ChannelPool {
      * after a loss fail unwritten, and its listeners hear this incarnation only.
      */
     Channel confirmedIncarnation(Channel borrowed) {
-        Channel selected = confirmed.get(borrowed);
-        return selected != null ? selected : incarnation(borrowed);
+        return confirmed.get(borrowed); // recorded for every channel borrow hands out, until it is discarded
     }
 
     private static Channel incarnation(Channel channel) {
