@@ -459,14 +459,20 @@ final class OutboxSql {
                     + " AND count(*) FILTER (WHERE source = 2) <= " + OUTSIDE_EXACT_LIMIT + " AS yes FROM outside)";
             // A row is cut when a blocked row of its aggregate comes before it (or is it). Claimable rows are then closed
             // under "every earlier unsent sibling": the first :maxRows by seq carry their earlier siblings with them, so
-            // gaps need not look them up (proven). Partitioned under the columns' own collation, as the writers' lock, the
-            // head lookups and gaps compare aggregates: under COLLATE "C" a case-insensitive column's ORDER-7 and order-7
-            // were two aggregates here and one everywhere else (PostgresNondeterministicCollationReviewTest).
+            // gaps need not look them up (proven). Each aggregate's first blocked row is found by grouping the blocked
+            // rows alone and joining the window to them: a window function partitioned by aggregate sorted all the
+            // window's rows by their text keys, and took a third of the statement (2.4 of 7.1 ms for a window of 2,000).
+            // Grouped and joined under the columns' own collation, as the writers' lock, the head lookups and gaps compare
+            // aggregates: under COLLATE "C" a case-insensitive column's ORDER-7 and order-7 were two aggregates here and
+            // one everywhere else (PostgresNondeterministicCollationReviewTest). Both columns are NOT NULL, so the join's
+            // equality misses no aggregate.
             String walked = "SELECT m.event_id, m.seq, m.aggregate_type, m.aggregate_id, NULL::bigint AS head_seq, true AS proven"
-                    + " FROM (SELECT x.*, bool_or(x.blocked) OVER (PARTITION BY x.aggregate_type, x.aggregate_id ORDER BY x.seq)"
-                    + " AS cut FROM (SELECT w.event_id, w.seq, w.aggregate_type, w.aggregate_id, w.blocked FROM win w"
-                    + " UNION ALL SELECT NULL::uuid, o.seq, o.aggregate_type, o.aggregate_id, true FROM outside o) x) m"
-                    + " WHERE NOT m.cut AND (SELECT yes FROM exact)";
+                    + " FROM win m LEFT JOIN (SELECT x.aggregate_type, x.aggregate_id, min(x.seq) AS first_blocked"
+                    + " FROM (SELECT w.seq, w.aggregate_type, w.aggregate_id FROM win w WHERE w.blocked"
+                    + " UNION ALL SELECT o.seq, o.aggregate_type, o.aggregate_id FROM outside o) x"
+                    + " GROUP BY x.aggregate_type, x.aggregate_id) fb"
+                    + " ON fb.aggregate_type = m.aggregate_type AND fb.aggregate_id = m.aggregate_id"
+                    + " WHERE (fb.first_blocked IS NULL OR m.seq < fb.first_blocked) AND (SELECT yes FROM exact)";
             near = outside + ", " + exact + ", near AS MATERIALIZED (SELECT * FROM (" + walked + " ORDER BY m.seq LIMIT :maxRows) a"
                     + " UNION ALL SELECT * FROM (" + lookedUp + " AND NOT (SELECT yes FROM exact) ORDER BY o.seq LIMIT :maxRows) b)";
         } else {
