@@ -78,7 +78,6 @@ class PostgresWalkReviewJoinTest {
         PlanProbe.Plan newPlan = explain(changed);
         oldPlan = explain(before);
         newPlan = explain(changed);
-        System.out.println("BEFORE 1a18243:\n" + oldPlan.text() + "\nAFTER:\n" + newPlan.text());
 
         assertThat(newPlan.rows()).as("rows chosen, as before the change").isEqualTo(oldPlan.rows());
         long removed = joinFilterRemoved(newPlan.text());
