@@ -10,19 +10,13 @@ import com.rabbitmq.client.Connection;
 import com.rabbitmq.client.ConnectionFactory;
 import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.PublishOutcome;
+import io.queuebox.testkit.faults.TcpProxy;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.lang.reflect.Field;
-import java.net.InetAddress;
-import java.net.ServerSocket;
-import java.net.Socket;
 import java.net.URI;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
@@ -49,7 +43,7 @@ class RabbitMqUnwatchedRpcReviewTest {
 
     @Test
     void aChannelOpenBlockedInAWriteStillGetsTheConnectionReplaced() throws Exception {
-        try (JamExistingProxy proxy = new JamExistingProxy(URI.create(broker.uri));
+        try (TcpProxy proxy = proxyToTheBroker();
              RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(through(proxy)
                      .set("confirm.timeout.ms", "1000").set("heartbeat.seconds", "0").set("channels", "1")
                      .set("recovery.interval.ms", "200").build())) {
@@ -79,7 +73,7 @@ class RabbitMqUnwatchedRpcReviewTest {
     void aPassiveDeclareBlockedInAWriteStillGetsTheConnectionReplaced() throws Exception {
         String fresh = broker.exchange + ".fresh";
         declareBoundExchange(fresh);
-        try (JamExistingProxy proxy = new JamExistingProxy(URI.create(broker.uri));
+        try (TcpProxy proxy = proxyToTheBroker();
              RabbitMqMessagePublisher publisher = RabbitMqMessagePublisher.create(through(proxy)
                      .set("confirm.timeout.ms", "1000").set("heartbeat.seconds", "0")
                      .set("recovery.interval.ms", "200").build())) {
@@ -154,7 +148,12 @@ class RabbitMqUnwatchedRpcReviewTest {
                 + " rpc threads";
     }
 
-    private RabbitMqSettings.Builder through(JamExistingProxy proxy) {
+    private TcpProxy proxyToTheBroker() throws IOException {
+        URI server = URI.create(broker.uri);
+        return new TcpProxy(server.getHost(), server.getPort() < 0 ? 5672 : server.getPort());
+    }
+
+    private RabbitMqSettings.Builder through(TcpProxy proxy) {
         URI server = URI.create(broker.uri);
         return broker.settings().set("uri",
                 broker.uri.replace(server.getHost() + ":" + server.getPort(), "127.0.0.1:" + proxy.port()));
@@ -186,93 +185,6 @@ class RabbitMqUnwatchedRpcReviewTest {
         try (Connection connection = factory.newConnection("queuebox-review-setup");
              Channel channel = connection.createChannel()) {
             channel.exchangeDelete(name);
-        }
-    }
-
-    /**
-     * A proxy whose {@link #jamExisting()} stops reading what the client sends on the connections open now (their
-     * packets dropped, as a lost NAT or firewall entry does), so the client's socket buffers fill and its writes block,
-     * while connections opened later are forwarded.
-     */
-    static final class JamExistingProxy implements AutoCloseable {
-        private final ServerSocket server;
-        private final List<Socket> sockets = new CopyOnWriteArrayList<>();
-        private final AtomicInteger generation = new AtomicInteger();
-        private volatile boolean closed;
-
-        JamExistingProxy(URI target) throws IOException {
-            String host = target.getHost();
-            int port = target.getPort() < 0 ? 5672 : target.getPort();
-            server = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
-            Thread acceptor = new Thread(() -> {
-                while (!closed) {
-                    try {
-                        Socket client = server.accept();
-                        Socket upstream = new Socket(host, port);
-                        client.setTcpNoDelay(true);
-                        upstream.setTcpNoDelay(true);
-                        sockets.add(client);
-                        sockets.add(upstream);
-                        int born = generation.get();
-                        pump(client, upstream, born, true);
-                        pump(upstream, client, born, false);
-                    } catch (IOException e) {
-                        // closed, or the broker refused: the client sees its connection fail
-                    }
-                }
-            }, "review-proxy-accept");
-            acceptor.setDaemon(true);
-            acceptor.start();
-        }
-
-        int port() {
-            return server.getLocalPort();
-        }
-
-        void jamExisting() {
-            generation.incrementAndGet();
-        }
-
-        private void pump(Socket from, Socket to, int born, boolean fromClient) {
-            Thread pump = new Thread(() -> {
-                byte[] buffer = new byte[16384];
-                try {
-                    InputStream in = from.getInputStream();
-                    OutputStream out = to.getOutputStream();
-                    int n;
-                    while ((n = in.read(buffer)) >= 0) {
-                        if (fromClient && generation.get() != born) {
-                            while (!closed) {
-                                Thread.sleep(100); // dropped, and nothing more is read
-                            }
-                            return;
-                        }
-                        out.write(buffer, 0, n);
-                        out.flush();
-                    }
-                } catch (IOException | InterruptedException ignored) {
-                    // a side went away
-                }
-                closeQuietly(from);
-                closeQuietly(to);
-            }, "review-proxy-" + (fromClient ? "up" : "down"));
-            pump.setDaemon(true);
-            pump.start();
-        }
-
-        @Override
-        public void close() {
-            closed = true;
-            closeQuietly(server);
-            sockets.forEach(JamExistingProxy::closeQuietly);
-        }
-
-        private static void closeQuietly(AutoCloseable closeable) {
-            try {
-                closeable.close();
-            } catch (Exception ignored) {
-                // already closed
-            }
         }
     }
 }

@@ -41,6 +41,8 @@ public final class TcpProxy implements AutoCloseable {
     /** Whether what the client sends is no longer read ({@link #jamClient}). */
     private volatile boolean clientJammed;
     private final AtomicInteger generation = new AtomicInteger();
+    /** Advanced by {@link #jamExisting}: a connection born under an older one drops what its client sends. */
+    private final AtomicInteger jamGeneration = new AtomicInteger();
     /** Armed by {@link #stallClientAfterMessage}: the first connection the client then sends on takes it. */
     private final AtomicReference<MessageStall> armedStall =
             new AtomicReference<>();
@@ -117,6 +119,15 @@ public final class TcpProxy implements AutoCloseable {
         generation.incrementAndGet();
     }
 
+    /**
+     * Drops what the client sends on the connections open now and stops reading it, for good, while new connections
+     * are forwarded: what a client sees when a lost NAT or firewall entry drops its packets without a reset. Its socket
+     * buffers fill and its writes block; a chunk already being read when this is called is dropped too.
+     */
+    public void jamExisting() {
+        jamGeneration.incrementAndGet();
+    }
+
     /** Holds every chunk {@code delay} before forwarding it, in order. */
     public void delay(Duration delay) {
         delayNanos = delay.toNanos();
@@ -132,8 +143,9 @@ public final class TcpProxy implements AutoCloseable {
                 sockets.add(client);
                 sockets.add(upstream);
                 int born = generation.get();
-                pump(client, upstream, "up", born);
-                pump(upstream, client, "down", born);
+                int bornJam = jamGeneration.get();
+                pump(client, upstream, "up", born, bornJam);
+                pump(upstream, client, "down", born, bornJam);
             } catch (IOException e) {
                 if (!closed) {
                     sleepQuietly(50);
@@ -143,7 +155,7 @@ public final class TcpProxy implements AutoCloseable {
     }
 
     /** One reader that never stops reading and one writer that waits for the gate and the delay. */
-    private void pump(Socket from, Socket to, String direction, int born) {
+    private void pump(Socket from, Socket to, String direction, int born, int bornJam) {
         LinkedBlockingQueue<Chunk> chunks = new LinkedBlockingQueue<>();
         Thread reader = new Thread(() -> {
             byte[] buffer = new byte[16384];
@@ -154,6 +166,10 @@ public final class TcpProxy implements AutoCloseable {
                 while (true) {
                     int want = downstream ? awaitAllowance(buffer.length) : awaitUnjammed(buffer.length);
                     if ((n = in.read(buffer, 0, want)) < 0) {
+                        break;
+                    }
+                    if (!downstream && jamGeneration.get() != bornJam) {
+                        awaitWhile(() -> true, "jammed for good");
                         break;
                     }
                     if (downstream) {
