@@ -457,23 +457,8 @@ final class OutboxSql {
                     + " AND x.seq < (SELECT seq FROM window_end) ORDER BY x.seq" + readPastLimit + ") b)";
             String exact = "exact AS MATERIALIZED (SELECT count(*) FILTER (WHERE source = 1) <= " + OUTSIDE_EXACT_LIMIT
                     + " AND count(*) FILTER (WHERE source = 2) <= " + OUTSIDE_EXACT_LIMIT + " AS yes FROM outside)";
-            // A row is cut when a blocked row of its aggregate comes before it (or is it). Claimable rows are then closed
-            // under "every earlier unsent sibling": the first :maxRows by seq carry their earlier siblings with them, so
-            // gaps need not look them up (proven). Each aggregate's first blocked row is found by grouping the blocked
-            // rows alone and joining the window to them: a window function partitioned by aggregate sorted all the
-            // window's rows by their text keys, and took a third of the statement (2.4 of 7.1 ms for a window of 2,000).
-            // Grouped and joined under the columns' own collation, as the writers' lock, the head lookups and gaps compare
-            // aggregates: under COLLATE "C" a case-insensitive column's ORDER-7 and order-7 were two aggregates here and
-            // one everywhere else (PostgresNondeterministicCollationReviewTest). Both columns are NOT NULL, so the join's
-            // equality misses no aggregate.
-            String walked = "SELECT m.event_id, m.seq, m.aggregate_type, m.aggregate_id, NULL::bigint AS head_seq, true AS proven"
-                    + " FROM win m LEFT JOIN (SELECT x.aggregate_type, x.aggregate_id, min(x.seq) AS first_blocked"
-                    + " FROM (SELECT w.seq, w.aggregate_type, w.aggregate_id FROM win w WHERE w.blocked"
-                    + " UNION ALL SELECT o.seq, o.aggregate_type, o.aggregate_id FROM outside o) x"
-                    + " GROUP BY x.aggregate_type, x.aggregate_id) fb"
-                    + " ON fb.aggregate_type = m.aggregate_type AND fb.aggregate_id = m.aggregate_id"
-                    + " WHERE (fb.first_blocked IS NULL OR m.seq < fb.first_blocked) AND (SELECT yes FROM exact)";
-            near = outside + ", " + exact + ", near AS MATERIALIZED (SELECT * FROM (" + walked + " ORDER BY m.seq LIMIT :maxRows) a"
+            // The window's rows no earlier row of their aggregate holds back, when outside is complete (exact).
+            near = outside + ", " + exact + ", near AS MATERIALIZED (SELECT * FROM (" + HELD_WALK + " ORDER BY m.seq LIMIT :maxRows) a"
                     + " UNION ALL SELECT * FROM (" + lookedUp + " AND NOT (SELECT yes FROM exact) ORDER BY o.seq LIMIT :maxRows) b)";
         } else {
             near = "near AS MATERIALIZED (" + lookedUp + " ORDER BY o.seq LIMIT :maxRows" + lockOrSkipHeld + ")";
@@ -532,6 +517,27 @@ final class OutboxSql {
         return "WITH RECURSIVE " + String.join(", ", windowEnd, near, needFar, heads, farHeads, farRows, far,
                 candidates, gaps, claimable) + (held ? "" : ",") + claimed;
     }
+
+    /**
+     * The window walk of a held ordered claim, which needs no lookup per row (see {@code claim}).
+     *
+     * <p>A row is cut when a blocked row of its aggregate comes before it (or is it). Claimable rows are then closed
+     * under "every earlier unsent sibling": the first :maxRows by seq carry their earlier siblings with them, so
+     * gaps need not look them up (proven). Each aggregate's first blocked row is found by grouping the blocked
+     * rows alone and joining the window to them: a window function partitioned by aggregate sorted all the
+     * window's rows by their text keys, and took a third of the statement (2.4 of 7.1 ms for a window of 2,000).
+     * Grouped and joined under the columns' own collation, as the writers' lock, the head lookups and gaps compare
+     * aggregates: under COLLATE "C" a case-insensitive column's ORDER-7 and order-7 were two aggregates here and
+     * one everywhere else (PostgresNondeterministicCollationReviewTest). Both columns are NOT NULL, so the join's
+     * equality misses no aggregate.
+     */
+    static final String HELD_WALK = "SELECT m.event_id, m.seq, m.aggregate_type, m.aggregate_id, NULL::bigint AS head_seq, true AS proven"
+            + " FROM win m LEFT JOIN (SELECT x.aggregate_type, x.aggregate_id, min(x.seq) AS first_blocked"
+            + " FROM (SELECT w.seq, w.aggregate_type, w.aggregate_id FROM win w WHERE w.blocked"
+            + " UNION ALL SELECT o.seq, o.aggregate_type, o.aggregate_id FROM outside o) x"
+            + " GROUP BY x.aggregate_type, x.aggregate_id) fb"
+            + " ON fb.aggregate_type = m.aggregate_type AND fb.aggregate_id = m.aggregate_id"
+            + " WHERE (fb.first_blocked IS NULL OR m.seq < fb.first_blocked) AND (SELECT yes FROM exact)";
 
     /**
      * How many rows in backoff, and how many parked rows under HOLD_AGGREGATE, a held ordered claim reads to tell

@@ -41,14 +41,7 @@ class PostgresNondeterministicCollationReviewTest {
         db = TestDatabase.withFreshSchema("ndcollation");
         settings = db.settings().holdRowLocks(holdRowLocks).build();
         PostgresOutbox.createSchema(db.dataSource, settings);
-        // As if the table had been created ahead with the collation: the trigger that fixes a row's aggregate
-        // depends on the column, so it goes while the column changes and the scripts put it back.
-        db.execute("CREATE COLLATION \"" + db.schema + "\".ci (provider = icu, locale = 'und-u-ks-level2',"
-                + " deterministic = false)");
-        db.execute("DROP TRIGGER " + settings.table() + "_order_fixed ON " + settings.qualifiedTable());
-        db.execute("ALTER TABLE " + settings.qualifiedTable() + " ALTER COLUMN aggregate_id TYPE text COLLATE \""
-                + db.schema + "\".ci");
-        PostgresOutbox.createSchema(db.dataSource, settings);
+        db.caseInsensitiveAggregateIds(settings);
         store = PostgresOutbox.store(db.dataSource, settings);
     }
 

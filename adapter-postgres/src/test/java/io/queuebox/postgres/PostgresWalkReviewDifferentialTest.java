@@ -43,16 +43,11 @@ class PostgresWalkReviewDifferentialTest {
         settings = db.settings().holdRowLocks(true).build();
         PostgresOutbox.createSchema(db.dataSource, settings);
         if (caseInsensitive) {
-            db.execute("CREATE COLLATION \"" + db.schema + "\".ci (provider = icu, locale = 'und-u-ks-level2',"
-                    + " deterministic = false)");
-            db.execute("DROP TRIGGER " + settings.table() + "_order_fixed ON " + settings.qualifiedTable());
-            db.execute("ALTER TABLE " + settings.qualifiedTable() + " ALTER COLUMN aggregate_id TYPE text COLLATE \""
-                    + db.schema + "\".ci");
-            PostgresOutbox.createSchema(db.dataSource, settings);
+            db.caseInsensitiveAggregateIds(settings);
         }
         String changed = new OutboxSql(settings).chooseOrdered;
-        assertThat(changed).contains(PostgresWalkReviewJoinTest.NEW_WALK);
-        String before = changed.replace(PostgresWalkReviewJoinTest.NEW_WALK, PostgresWalkReviewJoinTest.OLD_WALK);
+        assertThat(changed).contains(OutboxSql.HELD_WALK);
+        String before = changed.replace(OutboxSql.HELD_WALK, PostgresWalkReviewJoinTest.OLD_WALK);
         String t = settings.qualifiedTable();
         Random random = new Random(caseInsensitive ? 7 : 11);
         String[] ids = {"A-1", "a-1", "A-2", "a-2", "B", "b", "C"};

@@ -23,13 +23,6 @@ class PostgresWalkReviewJoinTest {
     private static final Pattern JOIN_FILTER = Pattern.compile("Rows Removed by Join Filter: (\\d+)");
     private static final Pattern EXECUTION = Pattern.compile("Execution Time: ([0-9.]+) ms");
 
-    static final String NEW_WALK = "SELECT m.event_id, m.seq, m.aggregate_type, m.aggregate_id, NULL::bigint AS head_seq, true AS proven"
-            + " FROM win m LEFT JOIN (SELECT x.aggregate_type, x.aggregate_id, min(x.seq) AS first_blocked"
-            + " FROM (SELECT w.seq, w.aggregate_type, w.aggregate_id FROM win w WHERE w.blocked"
-            + " UNION ALL SELECT o.seq, o.aggregate_type, o.aggregate_id FROM outside o) x"
-            + " GROUP BY x.aggregate_type, x.aggregate_id) fb"
-            + " ON fb.aggregate_type = m.aggregate_type AND fb.aggregate_id = m.aggregate_id"
-            + " WHERE (fb.first_blocked IS NULL OR m.seq < fb.first_blocked) AND (SELECT yes FROM exact)";
     static final String OLD_WALK = "SELECT m.event_id, m.seq, m.aggregate_type, m.aggregate_id, NULL::bigint AS head_seq, true AS proven"
             + " FROM (SELECT x.*, bool_or(x.blocked) OVER (PARTITION BY x.aggregate_type, x.aggregate_id ORDER BY x.seq)"
             + " AS cut FROM (SELECT w.event_id, w.seq, w.aggregate_type, w.aggregate_id, w.blocked FROM win w"
@@ -71,8 +64,8 @@ class PostgresWalkReviewJoinTest {
         insert(4_000, "due-", "now()");
 
         String changed = sql.chooseOrdered;
-        assertThat(changed).contains(NEW_WALK);
-        String before = changed.replace(NEW_WALK, OLD_WALK);
+        assertThat(changed).contains(OutboxSql.HELD_WALK);
+        String before = changed.replace(OutboxSql.HELD_WALK, OLD_WALK);
 
         PlanProbe.Plan oldPlan = explain(before);
         PlanProbe.Plan newPlan = explain(changed);

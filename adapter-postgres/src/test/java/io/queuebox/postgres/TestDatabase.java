@@ -44,6 +44,18 @@ final class TestDatabase implements AutoCloseable {
         }
     }
 
+    /**
+     * Gives the outbox's {@code aggregate_id} a case-insensitive (nondeterministic) collation, as if the table had been
+     * created ahead with it: the trigger that fixes a row's aggregate depends on the column, so it goes while the
+     * column changes and the schema scripts put it back.
+     */
+    void caseInsensitiveAggregateIds(PostgresOutboxSettings settings) {
+        execute("CREATE COLLATION \"" + schema + "\".ci (provider = icu, locale = 'und-u-ks-level2', deterministic = false)");
+        execute("DROP TRIGGER " + settings.table() + "_order_fixed ON " + settings.qualifiedTable());
+        execute("ALTER TABLE " + settings.qualifiedTable() + " ALTER COLUMN aggregate_id TYPE text COLLATE \"" + schema + "\".ci");
+        PostgresOutbox.createSchema(dataSource, settings);
+    }
+
     /** Reused connections to {@code url}, so that a store call does not pay for a new PostgreSQL backend. */
     static ReusingDataSource reusing(String url, String applicationName) {
         PGSimpleDataSource target = new PGSimpleDataSource();
