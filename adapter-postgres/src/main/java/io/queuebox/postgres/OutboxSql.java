@@ -220,6 +220,7 @@ final class OutboxSql {
     final String lockChosen;
     final String lockUnordered;
     final String holdFor;
+    final String tryChoiceTurn;
     final String takeChoiceTurn;
     final String endChoiceTurn;
     final String holdsChoiceTurn;
@@ -269,6 +270,11 @@ final class OutboxSql {
                 + " END::text, true) AS waits FROM prior WHERE prior.holds IS NOT NULL),"
                 + " turn AS MATERIALIZED (SELECT pg_advisory_lock(" + turn + ")::text AS taken FROM bounded)"
                 + " SELECT set_config('lock_timeout', p.lock_timeout, true) IS NOT NULL FROM prior p, turn";
+        // The turn when nobody holds it or waits for it, which is every claim of a relay that runs alone: one round
+        // trip, no savepoint, no lock_timeout to set and put back. PostgreSQL grants a released lock to the first
+        // claim in its queue, so a try never overtakes a waiting claim. Timeouts first, as above.
+        tryChoiceTurn = "WITH prior AS MATERIALIZED (SELECT " + HOLD_FOR + " AS holds)"
+                + " SELECT pg_try_advisory_lock(" + turn + ") FROM prior WHERE prior.holds IS NOT NULL";
         endChoiceTurn = "SELECT pg_advisory_unlock(" + turn + ")";
         // PostgreSQL may grant the lock as the lock_timeout fires and still fail the statement with it: a session lock
         // outlives the rollback, so the claim asks whether it holds the turn (setting the timeouts first, as above).

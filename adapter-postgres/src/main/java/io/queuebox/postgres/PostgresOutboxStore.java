@@ -436,6 +436,10 @@ final class PostgresOutboxStore implements OutboxStore {
 
         private void takeTurn(long waitMillis) {
             try {
+                turn = plain(handle.createQuery(sql.tryChoiceTurn)).bind("millis", holdMillis).mapTo(Boolean.class).one();
+                if (turn) {
+                    return;
+                }
                 // Always in a savepoint, so that the transaction, and with it the server session behind PgBouncer in
                 // transaction mode, lasts until the claim knows whether it holds the turn.
                 handle.savepoint(TURN_SAVEPOINT);

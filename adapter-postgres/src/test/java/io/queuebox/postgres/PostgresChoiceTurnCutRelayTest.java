@@ -95,7 +95,8 @@ class PostgresChoiceTurnCutRelayTest {
         cutJdbi.addCustomizer(new StatementCustomizer() {
             @Override
             public void afterExecution(PreparedStatement stmt, StatementContext ctx) {
-                if (ctx.getRenderedSql().contains("pg_advisory_lock(" + OutboxSql.CHOICE_TURN_LOCK_KEY)
+                // Taken at once (pg_try_advisory_lock) or in the lock's queue (pg_advisory_lock).
+                if (ctx.getRenderedSql().contains("advisory_lock(" + OutboxSql.CHOICE_TURN_LOCK_KEY)
                         && cutAfterTurn.compareAndSet(true, false)) {
                     // The relay's host dies (or its network goes silent) right after the turn was granted.
                     proxy.cut();

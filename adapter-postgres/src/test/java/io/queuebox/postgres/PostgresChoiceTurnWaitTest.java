@@ -165,14 +165,22 @@ class PostgresChoiceTurnWaitTest {
                 });
     }
 
-    /** The turn's own lock_timeout ends with the turn statement: the batch's statements run under the session's. */
+    /**
+     * The turn's own lock_timeout ends with the turn statement: the batch's statements run under the session's. The
+     * turn is busy when the claim tries it, and given back as soon as the try has failed, so the claim takes it in the
+     * lock's queue.
+     */
     @Test
-    void theTurnLeavesTheSessionsLockTimeoutToTheRestOfTheBatch() {
+    void theTurnLeavesTheSessionsLockTimeoutToTheRestOfTheBatch() throws Exception {
         List<String> afterTurn = new CopyOnWriteArrayList<>();
         Jdbi jdbi = Jdbi.create(db.dataSource);
         jdbi.addCustomizer(new StatementCustomizer() {
             @Override
             public void afterExecution(PreparedStatement stmt, StatementContext ctx) throws SQLException {
+                if (ctx.getRenderedSql().contains("pg_try_advisory_lock(" + OutboxSql.CHOICE_TURN_LOCK_KEY) && other != null) {
+                    other.close();
+                    other = null;
+                }
                 if (ctx.getRenderedSql().contains("pg_advisory_lock(" + OutboxSql.CHOICE_TURN_LOCK_KEY)) {
                     try (Statement show = stmt.getConnection().createStatement();
                          ResultSet rs = show.executeQuery("SHOW lock_timeout")) {
@@ -185,9 +193,11 @@ class PostgresChoiceTurnWaitTest {
         OutboxStore relay = PostgresOutbox.store(jdbi, settings);
         fullClaim(relay);
         UUID a1 = db.insertRow(settings, "a", "created", "{}");
+        anotherRelayTakesTheTurn();
         ClaimBatch batch = relay.claim(ordered("relay", 1));
 
         assertThat(ids(batch)).containsExactly(a1);
+        assertThat(other).as("the other relay gave the turn back after the claim's try").isNull();
         assertThat(afterTurn).as("lock_timeout right after the turn was taken (the session's is 0)").containsExactly("0");
         relay.markSent(batch.lease(), List.of(a1));
     }
