@@ -218,6 +218,7 @@ final class OutboxSql {
     final String claimUnordered;
     final String chooseOrdered;
     final String lockChosen;
+    final String lockChosenEndingTurn;
     final String lockUnordered;
     final String holdFor;
     final String tryChoiceTurn;
@@ -276,6 +277,12 @@ final class OutboxSql {
         tryChoiceTurn = "WITH prior AS MATERIALIZED (SELECT " + HOLD_FOR + " AS holds)"
                 + " SELECT pg_try_advisory_lock(" + turn + ") FROM prior WHERE prior.holds IS NOT NULL";
         endChoiceTurn = "SELECT pg_advisory_unlock(" + turn + ")";
+        // lockChosen, then the end of the turn, in one round trip: the turn ends once every chosen row is locked (the
+        // count reads the locking CTE to its end first). A claim that locked nothing still gets one row back, its
+        // columns null, so the end of the turn is seen.
+        lockChosenEndingTurn = "WITH locked AS MATERIALIZED (" + lockChosen + "),"
+                + " ended AS MATERIALIZED (SELECT pg_advisory_unlock(" + turn + ") AS ended FROM (SELECT count(*) FROM locked) n)"
+                + " SELECT l.event_id, l.attempts FROM ended LEFT JOIN locked l ON ended.ended IS NOT NULL";
         // PostgreSQL may grant the lock as the lock_timeout fires and still fail the statement with it: a session lock
         // outlives the rollback, so the claim asks whether it holds the turn (setting the timeouts first, as above).
         holdsChoiceTurn = "SELECT CASE WHEN (SELECT " + HOLD_FOR + ") IS NOT NULL THEN EXISTS (SELECT 1 FROM pg_locks l"

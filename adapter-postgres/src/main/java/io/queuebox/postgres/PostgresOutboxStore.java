@@ -359,11 +359,20 @@ final class PostgresOutboxStore implements OutboxStore {
         }
         Map<UUID, Integer> locked = new HashMap<>();
         if (!toLock.isEmpty()) {
-            plain(handle.createQuery(sql.lockChosen))
+            // The turn among processes ends in the same round trip, once the chosen rows are locked.
+            boolean endsTurn = choice.holdsTurnAmongProcesses();
+            plain(handle.createQuery(endsTurn ? sql.lockChosenEndingTurn : sql.lockChosen))
                     .bindArray("ids", UUID.class, toLock.stream().map(Claimed::eventId).toList())
                     .bind("millis", holdMillis(request.leaseLength()))
-                    .map((rs, ctx) -> Map.entry(rs.getObject("event_id", UUID.class), rs.getInt("attempts")))
-                    .forEach(entry -> locked.put(entry.getKey(), entry.getValue()));
+                    .map((rs, ctx) -> new LockedRow(rs.getObject("event_id", UUID.class), rs.getInt("attempts")))
+                    .forEach(row -> {
+                        if (row.eventId() != null) {
+                            locked.put(row.eventId(), row.attempts());
+                        }
+                    });
+            if (endsTurn) {
+                choice.turnEndedWithTheLock();
+            }
         }
         taken.addAll(locked.keySet());
         // Another claimer locked some of the chosen rows first: choose again, around the rows it now holds.
@@ -473,6 +482,15 @@ final class PostgresOutboxStore implements OutboxStore {
             return HeldClaim.hasSqlState(failure, LOCK_TIMEOUT::equals);
         }
 
+        boolean holdsTurnAmongProcesses() {
+            return turn;
+        }
+
+        /** The statement that locked the chosen rows gave the turn among processes back too. */
+        void turnEndedWithTheLock() {
+            turn = false;
+        }
+
         /** Ends both turns; throws if the turn among processes could not be given back (the claim must fail). */
         void end() {
             try {
@@ -520,6 +538,10 @@ final class PostgresOutboxStore implements OutboxStore {
      * Claimed rows sorted by the parking rule: those to deliver, and those behind an undeliverable row of their
      * aggregate when parked rows hold their aggregate. The undeliverable rows themselves are in neither list.
      */
+    /** A row lockChosen locked (both null in the one row lockChosenEndingTurn returns when it locked none). */
+    private record LockedRow(UUID eventId, int attempts) {
+    }
+
     private record Sorted(List<Claimed> deliverable, List<UUID> heldBehind) {
 
         static Sorted of(List<Claimed> rows, boolean hold) {

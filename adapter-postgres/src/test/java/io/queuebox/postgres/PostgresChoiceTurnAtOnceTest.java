@@ -100,6 +100,46 @@ class PostgresChoiceTurnAtOnceTest {
         assertThat(anotherRelayCouldTakeTheTurn()).as("the turn given back").isTrue();
     }
 
+    /** Every chosen row was locked by another claimer before this claim could: the turn still ends, nothing is handed out. */
+    @Test
+    void aLockThatFindsEveryChosenRowTakenStillEndsTheTurn() throws Exception {
+        List<Boolean> turnFreeAfterLock = new CopyOnWriteArrayList<>();
+        Connection thief = db.dataSource.getConnection();
+        thief.setAutoCommit(false);
+        try {
+            Jdbi jdbi = Jdbi.create(db.dataSource);
+            OutboxStore relay = PostgresOutbox.store(jdbi, settings);
+            UUID warm = db.insertRow(settings, "warm", "created", "{}");
+            ClaimBatch first = relay.claim(ordered("relay"));
+            relay.markSent(first.lease(), ids(first));
+            assertThat(ids(first)).containsExactly(warm);
+            UUID a1 = db.insertRow(settings, "a", "created", "{}");
+            jdbi.addCustomizer(new StatementCustomizer() {
+                @Override
+                public void afterExecution(PreparedStatement stmt, StatementContext ctx) throws SQLException {
+                    String sql = ctx.getRenderedSql();
+                    if (sql.contains("WITH RECURSIVE win") && turnFreeAfterLock.isEmpty()) {
+                        try (Statement take = thief.createStatement()) { // between the choice and the lock
+                            take.execute("SELECT 1 FROM " + settings.qualifiedTable() + " WHERE event_id = '" + a1 + "' FOR UPDATE");
+                        }
+                    } else if (sql.contains("pg_advisory_unlock(" + OutboxSql.CHOICE_TURN_LOCK_KEY) && turnFreeAfterLock.isEmpty()) {
+                        turnFreeAfterLock.add(anotherRelayCouldTakeTheTurn());
+                    }
+                }
+            });
+
+            ClaimBatch batch = relay.claim(ordered("relay"));
+
+            assertThat(ids(batch)).as("a1 is the other claimer's").isEmpty();
+            assertThat(turnFreeAfterLock).as("another relay could take the turn right after the lock that found a1 taken")
+                    .containsExactly(true);
+            assertThat(anotherRelayCouldTakeTheTurn()).as("the turn given back").isTrue();
+        } finally {
+            thief.rollback();
+            thief.close();
+        }
+    }
+
     private boolean anotherRelayCouldTakeTheTurn() throws SQLException {
         try (Connection other = db.dataSource.getConnection(); Statement statement = other.createStatement();
              ResultSet rs = statement.executeQuery("SELECT pg_try_advisory_lock(" + OutboxSql.CHOICE_TURN_LOCK_KEY + ", '"

@@ -139,7 +139,7 @@ class PostgresChoiceTurnTryReviewTest {
                 if (ctx.getRenderedSql().contains(TRY)) {
                     tries.incrementAndGet();
                 }
-                if (ctx.getRenderedSql().startsWith("SELECT o.event_id, o.attempts FROM") && loseB1.compareAndSet(true, false)) {
+                if (ctx.getRenderedSql().contains(" o WHERE o.event_id = ANY(:ids) AND ") /* locks the chosen rows, ending the turn or not */ && loseB1.compareAndSet(true, false)) {
                     try (Statement s = blocker.createStatement();
                          ResultSet rs = s.executeQuery("SELECT event_id FROM " + settings.qualifiedTable()
                                  + " WHERE event_id = '" + b1[0] + "' FOR UPDATE")) {

@@ -73,7 +73,8 @@ class PostgresHeldClaimStatementsTest {
 
     /**
      * After a full batch (a backlog, which other relays may be claiming too) an ordered claim also takes and ends the
-     * turn to choose among processes (PostgresHeldChoiceTurnTest): two statements more.
+     * turn to choose among processes (PostgresHeldChoiceTurnTest): one statement more, since the statement that locks
+     * the chosen rows ends the turn.
      */
     @Test
     void anOrderedClaimAfterAFullBatchTakesTheTurnAmongProcesses() {
@@ -85,7 +86,7 @@ class PostgresHeldClaimStatementsTest {
         statements.set(0);
         ClaimBatch next = store.claim(request(Ordering.PER_AGGREGATE));
         assertThat(next.deliveries()).hasSize(2);
-        assertThat(statements.get()).as("statements of a claim after a full one: turn, choose, lock, end of turn").isEqualTo(4);
+        assertThat(statements.get()).as("statements of a claim after a full one: turn, choose, lock and end of turn").isEqualTo(3);
         statements.set(0);
         assertThat(store.claim(request(Ordering.PER_AGGREGATE)).isEmpty()).isTrue();
         assertThat(statements.get()).as("statements of an empty claim after a partial one").isEqualTo(1);
