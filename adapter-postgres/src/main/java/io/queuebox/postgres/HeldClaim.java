@@ -31,11 +31,15 @@ final class HeldClaim {
     private long deadlineNanos;
     private boolean ended;
 
-    HeldClaim(Handle handle, Collection<UUID> eventIds, Duration leaseLength) {
+    /**
+     * @param lastSentNanos when the claim's latest statement was sent ({@link System#nanoTime()}): the database's
+     *                      idle countdown began after it
+     */
+    HeldClaim(Handle handle, Collection<UUID> eventIds, Duration leaseLength, long lastSentNanos) {
         this.handle = handle;
         this.unresolved = new HashSet<>(eventIds);
         this.leaseLength = leaseLength;
-        this.deadlineNanos = System.nanoTime() + leaseLength.toNanos();
+        this.deadlineNanos = lastSentNanos + leaseLength.toNanos();
     }
 
     /**
@@ -54,10 +58,12 @@ final class HeldClaim {
             return 0;
         }
         try {
+            long sent = System.nanoTime();
             write.applyAsInt(mine);
             // Any statement restarts PostgreSQL's idle countdown, not only a renewal: keep the same clock here, or
-            // the store would take a claim the database still keeps for abandoned, and roll it back.
-            deadlineNanos = System.nanoTime() + leaseLength.toNanos();
+            // the store would take a claim the database still keeps for abandoned, and roll it back. The countdown
+            // began after the statement was sent.
+            deadlineNanos = sent + leaseLength.toNanos();
             // One remove per row: Set.removeAll(list) walks the set and asks the list, quadratic for a whole batch.
             mine.forEach(unresolved::remove);
             if (unresolved.isEmpty()) {
@@ -84,9 +90,10 @@ final class HeldClaim {
             return 0;
         }
         try {
+            long sent = System.nanoTime();
             restartTimer.run();
             this.leaseLength = leaseLength;
-            deadlineNanos = System.nanoTime() + leaseLength.toNanos();
+            deadlineNanos = sent + leaseLength.toNanos();
             return unresolved.size();
         } catch (RuntimeException e) {
             abort();

@@ -164,7 +164,9 @@ final class PostgresOutboxStore implements OutboxStore {
             boolean holdsBack = false;
             boolean heldElsewhere = false;
             boolean again;
+            long lastSent;
             do {
+                lastSent = System.nanoTime();
                 Round round = lockRound(handle, request, token, request.maxRows() - claimed.size(), taken);
                 parkedAny |= round == null || round.parked();
                 if (round == null) {
@@ -191,12 +193,24 @@ final class PostgresOutboxStore implements OutboxStore {
                 endEmpty(handle, parkedAny); // rows parked at claim, or nothing at all
                 return heldElsewhere ? ClaimBatch.heldElsewhere(token) : ClaimBatch.empty(token);
             }
-            if (parkedAny && !stillHolds(handle, request.leaseLength())) {
-                return ClaimBatch.empty(token);
+            // PostgreSQL's idle countdown began when the last statement ended, at the earliest when it was sent. A
+            // result that took half the lease or more to come back (a pause, a stalled network) may have come from a
+            // session ended since, whose rows are someone else's: ask before handing anything out.
+            long answered = System.nanoTime() - lastSent;
+            if (answered >= request.leaseLength().toNanos() / 2) {
+                long confirmSent = System.nanoTime();
+                confirmHolds(handle, request.leaseLength(), answered);
+                lastSent = confirmSent;
+            } else if (parkedAny) {
+                long confirmSent = System.nanoTime();
+                if (!stillHolds(handle, request.leaseLength())) {
+                    return ClaimBatch.empty(token);
+                }
+                lastSent = confirmSent;
             }
             claimed.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
             held.put(token, new HeldClaim(handle, claimed.stream().map(ClaimedDelivery::eventId).toList(),
-                    request.leaseLength()));
+                    request.leaseLength(), lastSent));
             return new ClaimBatch(token, claimed, holdsBack(request, claimed.size(), holdsBack || parkedAny));
         } catch (RuntimeException | Error e) {
             try {
@@ -253,6 +267,23 @@ final class PostgresOutboxStore implements OutboxStore {
                 // the connection is gone already
             }
             return false;
+        }
+    }
+
+    /**
+     * Fails the claim when its transaction ended while the answer to its last statement was on its way: that answer
+     * may list rows that are someone else's by now (PostgresLateLockResultTurnEndReviewTest).
+     */
+    private void confirmHolds(Handle handle, Duration leaseLength, long answeredNanos) {
+        try {
+            holdFor(handle, leaseLength);
+        } catch (RuntimeException e) {
+            if (!HeldClaim.lost(e)) {
+                throw e;
+            }
+            throw new IllegalStateException("the claim's transaction ended before its rows were handed out (its last"
+                    + " statement was answered after " + TimeUnit.NANOSECONDS.toMillis(answeredNanos) + " ms, the lease"
+                    + " is " + leaseLength.toMillis() + " ms): nothing was handed out", e);
         }
     }
 
