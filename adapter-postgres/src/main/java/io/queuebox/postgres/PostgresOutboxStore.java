@@ -196,16 +196,17 @@ final class PostgresOutboxStore implements OutboxStore {
             // PostgreSQL's idle countdown began when the last statement ended, at the earliest when it was sent. A
             // result that took half the lease or more to come back (a pause, a stalled network) may have come from a
             // session ended since, whose rows are someone else's: ask before handing anything out.
+            // Parking in transactions of their own may outlast the lease legitimately: nothing handed out, no failure.
             long answered = System.nanoTime() - lastSent;
-            if (answered >= request.leaseLength().toNanos() / 2) {
-                long confirmSent = System.nanoTime();
-                confirmHolds(handle, request.leaseLength(), answered);
-                lastSent = confirmSent;
-            } else if (parkedAny) {
+            if (parkedAny) {
                 long confirmSent = System.nanoTime();
                 if (!stillHolds(handle, request.leaseLength())) {
                     return ClaimBatch.empty(token);
                 }
+                lastSent = confirmSent;
+            } else if (answered >= request.leaseLength().toNanos() / 2) {
+                long confirmSent = System.nanoTime();
+                confirmHolds(handle, request.leaseLength(), answered);
                 lastSent = confirmSent;
             }
             claimed.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
