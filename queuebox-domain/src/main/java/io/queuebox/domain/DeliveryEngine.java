@@ -806,8 +806,22 @@ public final class DeliveryEngine implements AutoCloseable {
             }
             return full ? Cycle.FULL : Cycle.HANDED;
         }
+        if (lapsesBeforeRenewal(flight, claimEnd)) {
+            // The claim came back so late that its lease has lapsed, or would before the renewer's first turn (a
+            // pause, a stalled network): another claimer may own its rows. Handed back, not published, as the stage
+            // does with a batch that waited too long; a failed cycle, so the worker pauses before it claims again.
+            listener.onError("claim", new IllegalStateException("the claim was answered after "
+                    + Duration.between(claimStart, claimEnd).toMillis() + " ms, too close to its lease of "
+                    + settings.leaseLength().toMillis() + " ms: its " + batch.size() + " rows are handed back unpublished"));
+            release(batch.lease(), flight.eventIds());
+            return Cycle.FAILED;
+        }
         startFlight(flight);
         return publishAndRecord(batch, flight, claimEnd);
+    }
+
+    private boolean lapsesBeforeRenewal(InFlightBatch flight, Instant now) {
+        return now.plus(settings.leaseRenewalInterval()).isAfter(flight.leaseExpiry());
     }
 
     /** The batch's publish starts: the renewer keeps its lease alive from now until the publish returns. */
@@ -1195,7 +1209,7 @@ public final class DeliveryEngine implements AutoCloseable {
         Cycle cycle;
         try {
             Instant now = clock.instant();
-            if (now.plus(settings.leaseRenewalInterval()).isAfter(handed.flight().leaseExpiry())) {
+            if (lapsesBeforeRenewal(handed.flight(), now)) {
                 // The batch waited so long that its lease has lapsed, or would before the renewer's next turn:
                 // another claimer may own its rows, so it is not published but handed back (the release is
                 // fenced by the lease: it changes only rows still leased to this batch), and claimed again.
