@@ -806,18 +806,40 @@ public final class DeliveryEngine implements AutoCloseable {
             }
             return full ? Cycle.FULL : Cycle.HANDED;
         }
-        if (lapsesBeforeRenewal(flight, claimEnd)) {
-            // The claim came back so late that its lease has lapsed, or would before the renewer's first turn (a
-            // pause, a stalled network): another claimer may own its rows. Handed back, not published, as the stage
-            // does with a batch that waited too long; a failed cycle, so the worker pauses before it claims again.
-            listener.onError("claim", new IllegalStateException("the claim was answered after "
-                    + Duration.between(claimStart, claimEnd).toMillis() + " ms, too close to its lease of "
-                    + settings.leaseLength().toMillis() + " ms: its " + batch.size() + " rows are handed back unpublished"));
+        if (lapsesBeforeRenewal(flight, claimEnd) && !renewedBeforePublishing(batch, flight, claimStart, claimEnd)) {
+            // The claim came back so late that its lease may have lapsed (a pause, a stalled network, a slow
+            // database), and renewing it found rows another claimer owns, or failed: handed back, not published;
+            // a failed cycle, so the worker pauses before it claims again.
             release(batch.lease(), flight.eventIds());
             return Cycle.FAILED;
         }
         startFlight(flight);
         return publishAndRecord(batch, flight, claimEnd);
+    }
+
+    /**
+     * Renews a batch whose claim answered too late for the renewer's first turn, before anything of it is published:
+     * its lease ran from the claim's start by this relay's clock, but the store set it later, and a renewal, fenced
+     * by the lease, says whether every row is still this batch's. A relay whose claims steadily take most of the
+     * lease then still delivers (DeliveryEngineLateClaimReviewTest).
+     */
+    private boolean renewedBeforePublishing(ClaimBatch batch, InFlightBatch flight, Instant claimStart, Instant claimEnd) {
+        String late = "the claim was answered after " + Duration.between(claimStart, claimEnd).toMillis()
+                + " ms, too close to its lease of " + settings.leaseLength().toMillis() + " ms";
+        Instant at = clock.instant();
+        try {
+            int owned = store.renew(batch.lease(), settings.leaseLength());
+            if (owned >= batch.size()) {
+                flight.renewed(at, settings.leaseLength(), settings.leaseRenewalInterval(), owned);
+                return true;
+            }
+            listener.onError("claim", new IllegalStateException(late + ", and another claimer took " + (batch.size() - owned)
+                    + " of its " + batch.size() + " rows meanwhile: they are handed back unpublished"));
+        } catch (RuntimeException e) {
+            listener.onError("claim", new IllegalStateException(late + ", and renewing its lease failed: its "
+                    + batch.size() + " rows are handed back unpublished", e));
+        }
+        return false;
     }
 
     private boolean lapsesBeforeRenewal(InFlightBatch flight, Instant now) {

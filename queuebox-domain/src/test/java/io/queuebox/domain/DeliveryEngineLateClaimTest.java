@@ -62,7 +62,7 @@ class DeliveryEngineLateClaimTest {
         await().alias("a, claimed by a claim that came back after its lease lapsed, is not published")
                 .during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(1)).until(() -> !publisher.attempted.contains(a));
         assertThat(listener.errors).as("what the relay reported").anySatisfy(error -> assertThat(error)
-                .contains("claim").contains("its 1 rows are handed back unpublished"));
+                .contains("claim").contains("another claimer took 1 of its 1 rows meanwhile"));
     }
 
     private static void sleep(Duration duration) {
