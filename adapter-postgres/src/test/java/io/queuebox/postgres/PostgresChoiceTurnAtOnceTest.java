@@ -8,7 +8,6 @@ import io.queuebox.ports.ClaimedDelivery;
 import io.queuebox.ports.Ordering;
 import io.queuebox.ports.OutboxStore;
 import io.queuebox.ports.ParkingPolicy;
-import java.lang.reflect.Proxy;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -19,7 +18,6 @@ import java.util.List;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
-import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.StatementContext;
 import org.jdbi.v3.core.statement.StatementCustomizer;
@@ -66,7 +64,7 @@ class PostgresChoiceTurnAtOnceTest {
         AtomicInteger savepoints = new AtomicInteger();
         List<Boolean> othersCouldTakeIt = new CopyOnWriteArrayList<>();
         List<String> idleTimeoutWhileChoosing = new CopyOnWriteArrayList<>();
-        Jdbi jdbi = Jdbi.create(countingSavepoints(db.dataSource, savepoints));
+        Jdbi jdbi = Jdbi.create(JdbcSpy.counting(db.dataSource, (method, args) -> method.equals("setSavepoint"), savepoints));
         jdbi.addCustomizer(new StatementCustomizer() {
             @Override
             public void beforeExecution(PreparedStatement stmt, StatementContext ctx) throws SQLException {
@@ -147,23 +145,5 @@ class PostgresChoiceTurnAtOnceTest {
             rs.next();
             return rs.getBoolean(1); // a session lock: ends with the connection
         }
-    }
-
-    /** A data source whose connections count the savepoints set on them. */
-    private static DataSource countingSavepoints(DataSource target, AtomicInteger savepoints) {
-        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
-                (proxy, method, args) -> {
-                    Object result = JdbcSpy.invoke(target, method, args);
-                    if (!(result instanceof Connection connection)) {
-                        return result;
-                    }
-                    return Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
-                            (p, m, a) -> {
-                                if (m.getName().equals("setSavepoint")) {
-                                    savepoints.incrementAndGet();
-                                }
-                                return JdbcSpy.invoke(connection, m, a);
-                            });
-                });
     }
 }

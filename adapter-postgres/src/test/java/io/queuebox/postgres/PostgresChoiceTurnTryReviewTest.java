@@ -50,6 +50,7 @@ class PostgresChoiceTurnTryReviewTest {
 
     private TestDatabase db;
     private PostgresOutboxSettings settings;
+    private TurnChecks checks;
     private final List<AutoCloseable> closeAtEnd = new ArrayList<>();
 
     @BeforeEach
@@ -57,6 +58,7 @@ class PostgresChoiceTurnTryReviewTest {
         db = TestDatabase.withFreshSchema("turntry");
         settings = db.settings().holdRowLocks(true).build();
         PostgresOutbox.createSchema(db.dataSource, settings);
+        checks = new TurnChecks(db, settings);
     }
 
     @AfterEach
@@ -85,32 +87,6 @@ class PostgresChoiceTurnTryReviewTest {
         ClaimBatch batch = store.claim(ordered(maxRows, Duration.ofSeconds(30)));
         assertThat(ids(batch)).containsExactlyInAnyOrderElementsOf(rows);
         store.markSent(batch.lease(), ids(batch));
-    }
-
-    /** Sessions that hold the turn among processes, with their pid and state. */
-    private List<String> turnHolders() throws SQLException {
-        try (Connection c = db.dataSource.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT l.pid || ' ' || coalesce(a.state, '?') FROM pg_locks l"
-                     + " LEFT JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted"
-                     + " AND l.classid = " + OutboxSql.CHOICE_TURN_LOCK_KEY + " AND l.objid = '"
-                     + settings.qualifiedTable() + "'::regclass::oid AND l.objsubid = 2")) {
-            List<String> holders = new ArrayList<>();
-            while (rs.next()) {
-                holders.add(rs.getString(1));
-            }
-            return holders;
-        }
-    }
-
-    /** The holders once a session that was ended has had time to go (at most {@code millis}). */
-    private List<String> turnHoldersAfter(long millis) throws Exception {
-        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        List<String> holders = turnHolders();
-        while (!holders.isEmpty() && System.nanoTime() < until) {
-            Thread.sleep(10);
-            holders = turnHolders();
-        }
-        return holders;
     }
 
     private ReusingDataSource pool(String name) {
@@ -161,10 +137,10 @@ class PostgresChoiceTurnTryReviewTest {
         assertThat(b1Lost).as("b1 was locked by another transaction between the choice and the lock").isTrue();
         assertThat(ids(batch)).containsExactly(a1, c1);
         assertThat(tries).as("tries of the turn (one per round)").hasValue(2);
-        assertThat(turnHolders()).as("sessions holding the turn while the two-round batch is out").isEmpty();
+        assertThat(checks.turnHolders()).as("sessions holding the turn while the two-round batch is out").isEmpty();
         relay.markSent(batch.lease(), ids(batch));
         blocker.rollback();
-        assertThat(turnHolders()).as("sessions holding the turn once the claim's connection is back in its pool").isEmpty();
+        assertThat(checks.turnHolders()).as("sessions holding the turn once the claim's connection is back in its pool").isEmpty();
     }
 
     /** Round 1 takes the turn by the try, gives it up to park a row at claim, locks a1; round 2 tries again. */
@@ -192,9 +168,9 @@ class PostgresChoiceTurnTryReviewTest {
         assertThat(db.columnOf(settings, bad, "status")).isEqualTo("parked");
         assertThat(tries).as("tries of the turn (one per round)").hasValueGreaterThanOrEqualTo(2);
         assertThat(db.lockedByAnyone(settings, a1)).isTrue();
-        assertThat(turnHolders()).as("sessions holding the turn while the batch is out").isEmpty();
+        assertThat(checks.turnHolders()).as("sessions holding the turn while the batch is out").isEmpty();
         relay.markSent(batch.lease(), ids(batch));
-        assertThat(turnHolders()).as("sessions holding the turn after the batch").isEmpty();
+        assertThat(checks.turnHolders()).as("sessions holding the turn after the batch").isEmpty();
     }
 
     /**
@@ -226,7 +202,7 @@ class PostgresChoiceTurnTryReviewTest {
 
         assertThatThrownBy(() -> relay.claim(ordered(1, Duration.ofSeconds(30))))
                 .hasRootCauseMessage("canceling statement due to user request");
-        assertThat(turnHoldersAfter(2_000)).as("sessions holding the turn after the failed claim").isEmpty();
+        assertThat(checks.turnHoldersAfter(2_000)).as("sessions holding the turn after the failed claim").isEmpty();
         assertThat(db.lockedByAnyone(settings, a1)).as("a1 after the failed claim").isFalse();
 
         tries.set(0);
@@ -236,7 +212,7 @@ class PostgresChoiceTurnTryReviewTest {
         assertThat(ids(batch)).containsExactly(a1);
         assertThat(millis).as("the next claim took the turn at once (its bound is 500 ms)").isLessThan(400L);
         relay.markSent(batch.lease(), ids(batch));
-        assertThat(turnHolders()).isEmpty();
+        assertThat(checks.turnHolders()).isEmpty();
     }
 
     /**
@@ -290,13 +266,13 @@ class PostgresChoiceTurnTryReviewTest {
                                 continue; // a claim may fail (its session ended); it must not leave the turn held
                             }
                             if (batch.isEmpty()) {
-                                if (pending() == 0) {
+                                if (checks.pending() == 0) {
                                     return;
                                 }
                                 Thread.sleep(own.nextInt(3));
                                 continue;
                             }
-                            String broken = earlierOutside(check, ids(batch));
+                            String broken = checks.earlierOutside(check, ids(batch));
                             if (broken != null) {
                                 problems.add(broken);
                                 store.release(batch.lease(), ids(batch));
@@ -323,31 +299,7 @@ class PostgresChoiceTurnTryReviewTest {
         System.out.println("turn tries " + tries + ", waits in the queue " + waits + ", waits run out " + waitedOut);
         assertThat(tries.get()).as("tries of the turn").isPositive();
         assertThat(waits.get()).as("claims whose try failed and that waited in the lock's queue").isPositive();
-        assertThat(turnHoldersAfter(500)).as("sessions holding the turn once every relay's claims have ended"
+        assertThat(checks.turnHoldersAfter(500)).as("sessions holding the turn once every relay's claims have ended"
                 + " (their connections idle in their pools)").isEmpty();
-    }
-
-    private int pending() throws SQLException {
-        try (Connection c = db.dataSource.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT count(*) FROM " + settings.qualifiedTable() + " WHERE status = 'pending'")) {
-            rs.next();
-            return rs.getInt(1);
-        }
-    }
-
-    /** The first delivered row with an earlier unsent sibling outside the batch, described; else null. */
-    private String earlierOutside(Connection check, List<UUID> ids) throws SQLException {
-        String list = ids.stream().map(id -> "'" + id + "'").collect(Collectors.joining(", "));
-        try (Statement s = check.createStatement();
-             ResultSet rs = s.executeQuery("SELECT d.seq, d.aggregate_id, e.seq, e.status FROM " + settings.qualifiedTable()
-                     + " d JOIN " + settings.qualifiedTable() + " e ON e.aggregate_type = d.aggregate_type"
-                     + " AND e.aggregate_id = d.aggregate_id AND e.seq < d.seq WHERE d.event_id IN (" + list + ")"
-                     + " AND e.status <> 'sent' AND e.event_id NOT IN (" + list + ") ORDER BY d.seq LIMIT 1")) {
-            if (rs.next()) {
-                return "handed out seq " + rs.getLong(1) + " of " + rs.getString(2) + " while seq " + rs.getLong(3)
-                        + " was " + rs.getString(4) + " outside the batch";
-            }
-        }
-        return null;
     }
 }

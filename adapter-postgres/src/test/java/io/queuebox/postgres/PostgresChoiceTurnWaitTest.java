@@ -20,8 +20,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.lang.reflect.Proxy;
-import javax.sql.DataSource;
 import org.jdbi.v3.core.Jdbi;
 import org.jdbi.v3.core.statement.StatementContext;
 import org.jdbi.v3.core.statement.StatementCustomizer;
@@ -133,7 +131,8 @@ class PostgresChoiceTurnWaitTest {
     @Test
     void aClaimThatWaitsOutTheTurnNeverEndsItsTransactionBeforeItChose() throws Exception {
         AtomicInteger rollbacks = new AtomicInteger();
-        OutboxStore relay = PostgresOutbox.store(countingRollbacks(db.dataSource, rollbacks), settings);
+        OutboxStore relay = PostgresOutbox.store(JdbcSpy.counting(db.dataSource,
+                (method, args) -> method.equals("rollback") && (args == null || args.length == 0), rollbacks), settings);
         fullClaim(relay);
         UUID a1 = db.insertRow(settings, "a", "created", "{}");
         anotherRelayTakesTheTurn();
@@ -145,24 +144,6 @@ class PostgresChoiceTurnWaitTest {
         assertThat(rollbacks).as("whole-transaction rollbacks in a claim that waited out the turn").hasValue(0);
         assertThat(db.lockedByAnyone(settings, a1)).isTrue();
         relay.markSent(batch.lease(), List.of(a1));
-    }
-
-    /** A data source whose connections count their whole-transaction rollbacks (a rollback to a savepoint is not one). */
-    private static DataSource countingRollbacks(DataSource target, AtomicInteger rollbacks) {
-        return (DataSource) Proxy.newProxyInstance(DataSource.class.getClassLoader(), new Class<?>[] {DataSource.class},
-                (proxy, method, args) -> {
-                    Object result = JdbcSpy.invoke(target, method, args);
-                    if (!(result instanceof Connection connection)) {
-                        return result;
-                    }
-                    return Proxy.newProxyInstance(Connection.class.getClassLoader(), new Class<?>[] {Connection.class},
-                            (p, m, a) -> {
-                                if (m.getName().equals("rollback") && (a == null || a.length == 0)) {
-                                    rollbacks.incrementAndGet();
-                                }
-                                return JdbcSpy.invoke(connection, m, a);
-                            });
-                });
     }
 
     /**

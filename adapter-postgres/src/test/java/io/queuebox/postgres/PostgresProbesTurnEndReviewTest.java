@@ -51,6 +51,7 @@ class PostgresProbesTurnEndReviewTest {
 
     private TestDatabase db;
     private PostgresOutboxSettings settings;
+    private TurnChecks checks;
     private final List<AutoCloseable> closeAtEnd = new ArrayList<>();
 
     @BeforeEach
@@ -58,6 +59,7 @@ class PostgresProbesTurnEndReviewTest {
         db = TestDatabase.withFreshSchema("turnendprobe");
         settings = db.settings().holdRowLocks(true).build();
         PostgresOutbox.createSchema(db.dataSource, settings);
+        checks = new TurnChecks(db, settings);
     }
 
     @AfterEach
@@ -204,7 +206,7 @@ class PostgresProbesTurnEndReviewTest {
         assertThatThrownBy(() -> relay.claim(ordered(1, Duration.ofSeconds(30))))
                 .hasRootCauseMessage("canceling statement due to user request");
         assertThat(unlocks).as("the lock that ended the turn, then the separate release after the failure").hasValue(2);
-        assertThat(turnHolders()).as("sessions holding the turn after the failed claim").isEmpty();
+        assertThat(checks.turnHolders()).as("sessions holding the turn after the failed claim").isEmpty();
         assertThat(db.lockedByAnyone(settings, a1)).as("a1 after the failed claim").isFalse();
 
         long started = System.nanoTime();
@@ -213,7 +215,7 @@ class PostgresProbesTurnEndReviewTest {
         assertThat(ids(batch)).containsExactly(a1, a2);
         assertThat(millis).as("the next claim on the pool took the turn at once (bound 500 ms)").isLessThan(400L);
         relay.markSent(batch.lease(), ids(batch));
-        assertThat(turnHolders()).isEmpty();
+        assertThat(checks.turnHolders()).isEmpty();
     }
 
     /**
@@ -263,13 +265,13 @@ class PostgresProbesTurnEndReviewTest {
                                 continue;
                             }
                             if (batch.isEmpty()) {
-                                if (pending() == 0) {
+                                if (checks.pending() == 0) {
                                     return;
                                 }
                                 Thread.sleep(own.nextInt(3));
                                 continue;
                             }
-                            String broken = earlierOutside(check, ids(batch));
+                            String broken = checks.earlierOutside(check, ids(batch));
                             if (broken != null) {
                                 problems.add(broken);
                                 store.release(batch.lease(), ids(batch));
@@ -293,57 +295,9 @@ class PostgresProbesTurnEndReviewTest {
             thread.join();
         }
         System.out.println("locks that ended the turn " + endingLocks + ", failed claims " + failedClaims
-                + ", pending at the end " + pending());
+                + ", pending at the end " + checks.pending());
         assertThat(problems).isEmpty();
         assertThat(endingLocks.get()).as("locks that ended the turn").isPositive();
-        assertThat(turnHoldersAfter(500)).as("sessions holding the turn once every relay's claims have ended").isEmpty();
-    }
-
-    private List<String> turnHolders() throws SQLException {
-        try (Connection c = db.dataSource.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT l.pid || ' ' || coalesce(a.state, '?') FROM pg_locks l"
-                     + " LEFT JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted"
-                     + " AND l.classid = " + OutboxSql.CHOICE_TURN_LOCK_KEY + " AND l.objid = '"
-                     + settings.qualifiedTable() + "'::regclass::oid AND l.objsubid = 2")) {
-            List<String> holders = new ArrayList<>();
-            while (rs.next()) {
-                holders.add(rs.getString(1));
-            }
-            return holders;
-        }
-    }
-
-    private List<String> turnHoldersAfter(long millis) throws Exception {
-        long until = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
-        List<String> holders = turnHolders();
-        while (!holders.isEmpty() && System.nanoTime() < until) {
-            Thread.sleep(10);
-            holders = turnHolders();
-        }
-        return holders;
-    }
-
-    private int pending() throws SQLException {
-        try (Connection c = db.dataSource.getConnection(); Statement s = c.createStatement();
-             ResultSet rs = s.executeQuery("SELECT count(*) FROM " + settings.qualifiedTable() + " WHERE status = 'pending'")) {
-            rs.next();
-            return rs.getInt(1);
-        }
-    }
-
-    /** The first delivered row with an earlier unsent sibling outside the batch, described; else null. */
-    private String earlierOutside(Connection check, List<UUID> ids) throws SQLException {
-        String list = ids.stream().map(id -> "'" + id + "'").collect(Collectors.joining(", "));
-        try (Statement s = check.createStatement();
-             ResultSet rs = s.executeQuery("SELECT d.seq, d.aggregate_id, e.seq, e.status FROM " + settings.qualifiedTable()
-                     + " d JOIN " + settings.qualifiedTable() + " e ON e.aggregate_type = d.aggregate_type"
-                     + " AND e.aggregate_id = d.aggregate_id AND e.seq < d.seq WHERE d.event_id IN (" + list + ")"
-                     + " AND e.status <> 'sent' AND e.event_id NOT IN (" + list + ") ORDER BY d.seq LIMIT 1")) {
-            if (rs.next()) {
-                return "handed out seq " + rs.getLong(1) + " of " + rs.getString(2) + " while seq " + rs.getLong(3)
-                        + " was " + rs.getString(4) + " outside the batch";
-            }
-        }
-        return null;
+        assertThat(checks.turnHoldersAfter(500)).as("sessions holding the turn once every relay's claims have ended").isEmpty();
     }
 }
