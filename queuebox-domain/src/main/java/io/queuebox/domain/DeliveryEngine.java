@@ -821,7 +821,7 @@ public final class DeliveryEngine implements AutoCloseable {
      * Renews a batch whose claim answered too late for the renewer's first turn, before anything of it is published:
      * its lease ran from the claim's start by this relay's clock, but the store set it later, and a renewal, fenced
      * by the lease, says whether every row is still this batch's. A relay whose claims steadily take most of the
-     * lease then still delivers (DeliveryEngineLateClaimReviewTest).
+     * lease then still delivers (DeliveryEngineLateClaimTest).
      */
     private boolean renewedBeforePublishing(ClaimBatch batch, InFlightBatch flight, Instant claimStart, Instant claimEnd) {
         String late = "the claim was answered after " + Duration.between(claimStart, claimEnd).toMillis()
@@ -831,7 +831,15 @@ public final class DeliveryEngine implements AutoCloseable {
             int owned = store.renew(batch.lease(), settings.leaseLength());
             if (owned >= batch.size()) {
                 flight.renewed(at, settings.leaseLength(), settings.leaseRenewalInterval(), owned);
-                return true;
+                Instant answered = clock.instant();
+                if (!lapsesBeforeRenewal(flight, answered)) {
+                    return true;
+                }
+                // The renewal's answer came late too: the lease it set may have run out since.
+                listener.onError("claim", new IllegalStateException(late + ", and renewing its lease took "
+                        + Duration.between(at, answered).toMillis() + " ms: its " + batch.size()
+                        + " rows are handed back unpublished"));
+                return false;
             }
             listener.onError("claim", new IllegalStateException(late + ", and another claimer took " + (batch.size() - owned)
                     + " of its " + batch.size() + " rows meanwhile: they are handed back unpublished"));
