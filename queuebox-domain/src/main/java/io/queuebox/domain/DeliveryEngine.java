@@ -806,10 +806,12 @@ public final class DeliveryEngine implements AutoCloseable {
             }
             return full ? Cycle.FULL : Cycle.HANDED;
         }
-        if (lapsesBeforeRenewal(flight, claimEnd) && !renewedBeforePublishing(batch, flight, claimStart, claimEnd)) {
+        if (lapsesBeforeRenewal(flight, claimEnd) && !renewedBeforePublishing(batch, flight, "the claim was answered after "
+                + Duration.between(claimStart, claimEnd).toMillis() + " ms, too close to its lease of "
+                + settings.leaseLength().toMillis() + " ms")) {
             // The claim came back so late that its lease may have lapsed (a pause, a stalled network, a slow
-            // database), and renewing it found rows another claimer owns, or failed: handed back, not published;
-            // a failed cycle, so the worker pauses before it claims again.
+            // database), and renewing it found rows another claimer owns, or failed, or shutdown began meanwhile:
+            // handed back, not published; a failed cycle, so the worker pauses before it claims again.
             release(batch.lease(), flight.eventIds());
             return Cycle.FAILED;
         }
@@ -823,15 +825,17 @@ public final class DeliveryEngine implements AutoCloseable {
      * by the lease, says whether every row is still this batch's. A relay whose claims steadily take most of the
      * lease then still delivers (DeliveryEngineLateClaimTest).
      */
-    private boolean renewedBeforePublishing(ClaimBatch batch, InFlightBatch flight, Instant claimStart, Instant claimEnd) {
-        String late = "the claim was answered after " + Duration.between(claimStart, claimEnd).toMillis()
-                + " ms, too close to its lease of " + settings.leaseLength().toMillis() + " ms";
+    private boolean renewedBeforePublishing(ClaimBatch batch, InFlightBatch flight, String late) {
         Instant at = clock.instant();
         try {
             int owned = store.renew(batch.lease(), settings.leaseLength());
             if (owned >= batch.size()) {
                 flight.renewed(at, settings.leaseLength(), settings.leaseRenewalInterval(), owned);
                 Instant answered = clock.instant();
+                if (signal.isShutdown()) {
+                    // stop() may have given up on this worker while it renewed: nothing starts after it returned.
+                    return false;
+                }
                 if (!lapsesBeforeRenewal(flight, answered)) {
                     return true;
                 }
@@ -1239,10 +1243,13 @@ public final class DeliveryEngine implements AutoCloseable {
         Cycle cycle;
         try {
             Instant now = clock.instant();
-            if (lapsesBeforeRenewal(handed.flight(), now)) {
-                // The batch waited so long that its lease has lapsed, or would before the renewer's next turn:
-                // another claimer may own its rows, so it is not published but handed back (the release is
-                // fenced by the lease: it changes only rows still leased to this batch), and claimed again.
+            if (lapsesBeforeRenewal(handed.flight(), now) && !renewedBeforePublishing(handed.batch(), handed.flight(),
+                    "the batch waited " + Duration.between(handed.flight().leaseExpiry().minus(settings.leaseLength()), now)
+                            .toMillis() + " ms since its claim began, too close to its lease of "
+                            + settings.leaseLength().toMillis() + " ms")) {
+                // The batch waited so long that its lease may have lapsed, or would before the renewer's next turn,
+                // and renewing it (fenced by the lease) found rows another claimer owns, failed, or came back late:
+                // not published but handed back (the release is fenced too), and claimed again.
                 release(handed.batch().lease(), handed.flight().eventIds());
                 stage.requestClaim(WakeReason.DEADLINE);
                 recovered();
