@@ -197,16 +197,29 @@ final class PostgresOutboxStore implements OutboxStore {
             // result that took half the lease or more to come back (a pause, a stalled network) may have come from a
             // session ended since, whose rows are someone else's: ask before handing anything out.
             // Parking in transactions of their own may outlast the lease legitimately: nothing handed out, no failure.
+            long halfLease = request.leaseLength().toNanos() / 2;
             long answered = System.nanoTime() - lastSent;
-            if (parkedAny) {
+            if (parkedAny || answered >= halfLease) {
                 long confirmSent = System.nanoTime();
-                if (!stillHolds(handle, request.leaseLength())) {
-                    return ClaimBatch.empty(token);
+                if (parkedAny) {
+                    if (!stillHolds(handle, request.leaseLength())) {
+                        return ClaimBatch.empty(token);
+                    }
+                } else {
+                    confirmHolds(handle, request.leaseLength(), answered);
                 }
-                lastSent = confirmSent;
-            } else if (answered >= request.leaseLength().toNanos() / 2) {
-                long confirmSent = System.nanoTime();
-                confirmHolds(handle, request.leaseLength(), answered);
+                long confirmed = System.nanoTime() - confirmSent;
+                if (confirmed >= halfLease) {
+                    // The question's own answer came late: the session may have ended since. Let it go rather than ask again.
+                    abandon(handle);
+                    if (parkedAny) {
+                        return ClaimBatch.empty(token);
+                    }
+                    throw new IllegalStateException("the claim's transaction may have ended before its rows were handed out"
+                            + " (its last statement was answered after " + TimeUnit.NANOSECONDS.toMillis(answered)
+                            + " ms, the question whether it still holds after " + TimeUnit.NANOSECONDS.toMillis(confirmed)
+                            + " ms, the lease is " + request.leaseLength().toMillis() + " ms): nothing was handed out");
+                }
                 lastSent = confirmSent;
             }
             claimed.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
@@ -268,6 +281,20 @@ final class PostgresOutboxStore implements OutboxStore {
                 // the connection is gone already
             }
             return false;
+        }
+    }
+
+    /** Rolls the claim's transaction back and closes its connection, quietly: it may be gone already. */
+    private static void abandon(Handle handle) {
+        try {
+            handle.rollback();
+        } catch (RuntimeException ignored) {
+            // the session may have ended
+        }
+        try {
+            handle.close();
+        } catch (RuntimeException ignored) {
+            // the connection is gone already
         }
     }
 
