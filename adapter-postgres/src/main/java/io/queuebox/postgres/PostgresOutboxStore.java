@@ -31,6 +31,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.UUID;
 import java.util.stream.Collectors;
@@ -193,38 +194,13 @@ final class PostgresOutboxStore implements OutboxStore {
                 endEmpty(handle, parkedAny); // rows parked at claim, or nothing at all
                 return heldElsewhere ? ClaimBatch.heldElsewhere(token) : ClaimBatch.empty(token);
             }
-            // PostgreSQL's idle countdown began when the last statement ended, at the earliest when it was sent. A
-            // result that took half the lease or more to come back (a pause, a stalled network) may have come from a
-            // session ended since, whose rows are someone else's: ask before handing anything out.
-            // Parking in transactions of their own may outlast the lease legitimately: nothing handed out, no failure.
-            long halfLease = request.leaseLength().toNanos() / 2;
-            long answered = System.nanoTime() - lastSent;
-            if (parkedAny || answered >= halfLease) {
-                long confirmSent = System.nanoTime();
-                if (parkedAny) {
-                    if (!stillHolds(handle, request.leaseLength())) {
-                        return ClaimBatch.empty(token);
-                    }
-                } else {
-                    confirmHolds(handle, request.leaseLength(), answered);
-                }
-                long confirmed = System.nanoTime() - confirmSent;
-                if (confirmed >= halfLease) {
-                    // The question's own answer came late: the session may have ended since. Let it go rather than ask again.
-                    abandon(handle);
-                    if (parkedAny) {
-                        return ClaimBatch.empty(token);
-                    }
-                    throw new IllegalStateException("the claim's transaction may have ended before its rows were handed out"
-                            + " (its last statement was answered after " + TimeUnit.NANOSECONDS.toMillis(answered)
-                            + " ms, the question whether it still holds after " + TimeUnit.NANOSECONDS.toMillis(confirmed)
-                            + " ms, the lease is " + request.leaseLength().toMillis() + " ms): nothing was handed out");
-                }
-                lastSent = confirmSent;
+            OptionalLong countdownFrom = countdownToHandOutWith(handle, request.leaseLength(), lastSent, parkedAny);
+            if (countdownFrom.isEmpty()) {
+                return ClaimBatch.empty(token);
             }
             claimed.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
             held.put(token, new HeldClaim(handle, claimed.stream().map(ClaimedDelivery::eventId).toList(),
-                    request.leaseLength(), lastSent));
+                    request.leaseLength(), countdownFrom.getAsLong()));
             return new ClaimBatch(token, claimed, holdsBack(request, claimed.size(), holdsBack || parkedAny));
         } catch (RuntimeException | Error e) {
             try {
@@ -282,6 +258,42 @@ final class PostgresOutboxStore implements OutboxStore {
             }
             return false;
         }
+    }
+
+    /**
+     * When PostgreSQL's idle countdown for the claim about to be handed out began, at the earliest: when its last
+     * statement ({@code lastSent}) was sent. A result that took half the lease or more to come back (a pause, a stalled
+     * network) may have come from a session ended since, whose rows are someone else's, so the claim asks first, and
+     * fails when the session is gone. Parking in transactions of their own may outlast the lease legitimately: then
+     * the claim always asks, and a session gone means an empty batch (empty here), not a failure. A question whose own
+     * answer came late lets the transaction go rather than ask again.
+     */
+    private OptionalLong countdownToHandOutWith(Handle handle, Duration leaseLength, long lastSent, boolean parkedAny) {
+        long halfLease = leaseLength.toNanos() / 2;
+        long answered = System.nanoTime() - lastSent;
+        if (!parkedAny && answered < halfLease) {
+            return OptionalLong.of(lastSent);
+        }
+        long confirmSent = System.nanoTime();
+        if (parkedAny) {
+            if (!stillHolds(handle, leaseLength)) {
+                return OptionalLong.empty();
+            }
+        } else {
+            confirmHolds(handle, leaseLength, answered);
+        }
+        long confirmed = System.nanoTime() - confirmSent;
+        if (confirmed < halfLease) {
+            return OptionalLong.of(confirmSent);
+        }
+        abandon(handle);
+        if (parkedAny) {
+            return OptionalLong.empty();
+        }
+        throw new IllegalStateException("the claim's transaction may have ended before its rows were handed out"
+                + " (its last statement was answered after " + TimeUnit.NANOSECONDS.toMillis(answered)
+                + " ms, the question whether it still holds after " + TimeUnit.NANOSECONDS.toMillis(confirmed)
+                + " ms, the lease is " + leaseLength.toMillis() + " ms): nothing was handed out");
     }
 
     /** Rolls the claim's transaction back and closes its connection, quietly: it may be gone already. */
@@ -593,14 +605,14 @@ final class PostgresOutboxStore implements OutboxStore {
         }
     }
 
+    /** A row lockChosen locked (event id null in the one row lockChosenEndingTurn returns when it locked none). */
+    private record LockedRow(UUID eventId, int attempts) {
+    }
+
     /**
      * Claimed rows sorted by the parking rule: those to deliver, and those behind an undeliverable row of their
      * aggregate when parked rows hold their aggregate. The undeliverable rows themselves are in neither list.
      */
-    /** A row lockChosen locked (both null in the one row lockChosenEndingTurn returns when it locked none). */
-    private record LockedRow(UUID eventId, int attempts) {
-    }
-
     private record Sorted(List<Claimed> deliverable, List<UUID> heldBehind) {
 
         static Sorted of(List<Claimed> rows, boolean hold) {

@@ -80,6 +80,19 @@ class DeliveryEngineLateClaimTest {
      */
     @Test
     void aRelayWhoseClaimsSteadilyTakeThreeQuartersOfTheLeaseStillDelivers() {
+        steadilySlowClaimsStillDeliver(1);
+    }
+
+    /**
+     * Review finding (helper-35, on 0e13691): the pipelined stage still handed back every batch whose claim took more
+     * than two thirds of the lease, counted from the claim's start, and claimed again for ever.
+     */
+    @Test
+    void aPipelinedRelayWhoseClaimsSteadilyTakeThreeQuartersOfTheLeaseStillDelivers() {
+        steadilySlowClaimsStillDeliver(2);
+    }
+
+    private void steadilySlowClaimsStillDeliver(int pipelineDepth) {
         OutboxEvent event = anEventFor(order("a"));
         fake.add(event);
         UUID a = event.eventId();
@@ -95,7 +108,7 @@ class DeliveryEngineLateClaimTest {
             }
         };
         DeliveryEngine engine = engines.start(DeliveryEngine.builder(), store, publisher, listener,
-                EngineHarness.oneWorker(1, Duration.ofMillis(100)).batchSize(1).leaseLength(SHORT_LEASE));
+                EngineHarness.oneWorker(pipelineDepth, Duration.ofMillis(100)).batchSize(1).leaseLength(SHORT_LEASE));
 
         await().atMost(Duration.ofSeconds(3)).until(() -> slowClaims.get() >= 3);
         try {
@@ -104,7 +117,7 @@ class DeliveryEngineLateClaimTest {
             // reported below, with what the relay said meanwhile
         }
         assertThat(publisher.acked)
-                .as("a, claimed again and again with a whole lease left each time, is published at last (claims: "
+                .as("pipeline depth " + pipelineDepth + ": a, claimed again and again with a whole lease left each time, is published at last (claims: "
                         + slowClaims.get() + ", errors reported: " + listener.errors.size() + ", the latest: "
                         + (listener.errors.isEmpty() ? "none" : listener.errors.get(listener.errors.size() - 1))
                         + "; health: " + engine.health() + ")")

