@@ -2,6 +2,7 @@ package io.queuebox.bench;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import io.queuebox.kafka.KafkaSettings;
 import io.queuebox.ports.OutboxStore;
 import java.io.PrintStream;
 import java.lang.management.ManagementFactory;
@@ -16,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -53,6 +55,11 @@ public final class BenchCommand implements Callable<Integer> {
 
     @Option(names = "--no-kafka", description = "Leave Kafka out.")
     boolean noKafka;
+
+    @Option(names = "--kafka-producer", paramLabel = "PROPERTY=VALUE", description = "A Kafka producer property over the"
+            + " adapter's defaults, for the relay and for the producers it is compared with (repeatable), e.g."
+            + " --kafka-producer max.in.flight.requests.per.connection=5.")
+    Map<String, String> kafkaProducer = new LinkedHashMap<>();
 
     @Option(names = "--rows", defaultValue = "200000", description = "Rows of the headline drains (default ${DEFAULT-VALUE}).")
     int rows;
@@ -200,7 +207,7 @@ public final class BenchCommand implements Callable<Integer> {
         results.put("date", date);
         results.put("suite", smoke ? "smoke" : "standard");
         try (BenchDatabase db = new BenchDatabase(pgHost, pgPort, pgUser, pgDatabase, 16);
-             Brokers brokers = Brokers.open(rabbitUri, !noKafka, kafkaBootstrap)) {
+             Brokers brokers = Brokers.open(rabbitUri, !noKafka, kafkaBootstrap).kafkaProducerOverrides(kafkaProducer)) {
             Map<String, Object> machine = machine(db, brokers);
             results.put("machine", machine);
             Map<String, Object> settings = settings(brokers);
@@ -472,8 +479,9 @@ public final class BenchCommand implements Callable<Integer> {
                 + " warm-up to the last event seen, per measured event");
         settings.put("matrix", smoke ? "none" : "ordering none/per-aggregate x workers 1/2/4 x batch 100/500/1000");
         settings.put("relay", "DeliveryEngine + PostgreSQL store on a HikariCP pool of 16, claims that hold row locks (the PostgreSQL default; rows marked leased write a lease per row), wake interval 100 ms in drains; 'no-op' = a publisher that acks at once");
-        settings.put("kafkaProducer", "adapter defaults: enable.idempotence=true, acks=all, max.in.flight=5, linger.ms=0; topic "
-                + Brokers.TOPIC + (brokers.hasKafka() ? "" : " (not used)"));
+        settings.put("kafkaProducer", "adapter defaults: " + new TreeMap<>(KafkaSettings.PRODUCER_DEFAULTS)
+                + (kafkaProducer.isEmpty() ? "" : "; overridden here: " + new TreeMap<>(kafkaProducer))
+                + "; topic " + Brokers.TOPIC + " (3 partitions)" + (brokers.hasKafka() ? "" : " (not used)"));
         settings.put("rabbitmq", "exchange " + Brokers.EXCHANGE + " (topic, durable) bound to durable queue " + Brokers.QUEUE
                 + "; persistent, mandatory, publisher confirms");
         settings.put("rates", java.util.Arrays.toString(rates) + " per second, one event per transaction, up to 8 producer threads");

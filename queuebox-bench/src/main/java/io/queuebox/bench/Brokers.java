@@ -43,6 +43,7 @@ final class Brokers implements AutoCloseable {
     private final String kafkaDescription;
     private final AutoCloseable inProcessKafka;
     private org.apache.kafka.clients.admin.Admin kafkaAdmin;
+    private Map<String, String> kafkaProducerOverrides = Map.of();
 
     private Brokers(String rabbitUri, Connection rabbit, String kafkaBootstrap, String kafkaDescription,
                     AutoCloseable inProcessKafka) {
@@ -145,8 +146,11 @@ final class Brokers implements AutoCloseable {
 
     MessagePublisher relayPublisher(String broker) {
         return switch (broker) {
-            case "kafka" -> KafkaMessagePublisher.create(KafkaSettings.builder().bootstrapServers(kafkaBootstrap)
-                    .topic(TOPIC).build());
+            case "kafka" -> {
+                KafkaSettings.Builder settings = KafkaSettings.builder().bootstrapServers(kafkaBootstrap).topic(TOPIC);
+                kafkaProducerOverrides.forEach(settings::producerProperty);
+                yield KafkaMessagePublisher.create(settings.build());
+            }
             case "rabbitmq" -> RabbitMqMessagePublisher.create(rabbitSettings(rabbitUri));
             default -> throw new IllegalArgumentException("unknown broker " + broker);
         };
@@ -162,6 +166,15 @@ final class Brokers implements AutoCloseable {
                 : RabbitMqMessagePublisher.create(rabbitSettings(rabbitUri));
     }
 
+    /**
+     * Kafka producer properties over the adapter's defaults, for the relay's publisher and for every plain producer
+     * the bench compares it with (the broker ceilings, the peers), so that a tuning is measured against itself.
+     */
+    Brokers kafkaProducerOverrides(Map<String, String> overrides) {
+        this.kafkaProducerOverrides = Map.copyOf(overrides);
+        return this;
+    }
+
     /** A channel on the bench's RabbitMQ connection, for the peers' own publishing; the caller closes it. */
     Channel newChannel() throws java.io.IOException {
         return rabbit.createChannel();
@@ -171,6 +184,7 @@ final class Brokers implements AutoCloseable {
     KafkaProducer<String, byte[]> kafkaProducer() {
         Properties props = new Properties();
         KafkaSettings.PRODUCER_DEFAULTS.forEach(props::put);
+        props.putAll(kafkaProducerOverrides);
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafkaBootstrap);
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
@@ -245,6 +259,7 @@ final class Brokers implements AutoCloseable {
     Run kafkaCeiling(int rows, int aggregates) throws Exception {
         Properties props = new Properties();
         KafkaSettings.PRODUCER_DEFAULTS.forEach(props::put);
+        props.putAll(kafkaProducerOverrides);
         props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafkaBootstrap);
         props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
         props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
