@@ -1,6 +1,7 @@
 package io.queuebox.kafka;
 
 import static io.queuebox.kafka.KafkaFixtures.deliveriesOf;
+import static io.queuebox.kafka.KafkaFixtures.reasonOf;
 import static io.queuebox.kafka.KafkaFixtures.publisher;
 import static io.queuebox.kafka.KafkaFixtures.uniqueName;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -107,15 +108,5 @@ class KafkaBufferBoundTest {
     private static String summary(List<PublishOutcome> outcomes) {
         return outcomes.stream().map(o -> o.getClass().getSimpleName() + (o instanceof PublishOutcome.Acked ? ""
                 : "(" + reasonOf(o) + ")")).distinct().toList().toString();
-    }
-
-    private static String reasonOf(PublishOutcome outcome) {
-        if (outcome instanceof PublishOutcome.RetriableFailure r) {
-            return r.reason();
-        }
-        if (outcome instanceof PublishOutcome.NotAttempted n) {
-            return n.reason();
-        }
-        return outcome instanceof PublishOutcome.PermanentFailure p ? p.reason() : "";
     }
 }

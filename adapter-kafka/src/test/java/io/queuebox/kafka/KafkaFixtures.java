@@ -3,6 +3,7 @@ package io.queuebox.kafka;
 import io.queuebox.ports.ClaimedDelivery;
 import io.queuebox.ports.LeaseToken;
 import io.queuebox.ports.OutboxEvent;
+import io.queuebox.ports.PublishOutcome;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
@@ -93,5 +94,16 @@ final class KafkaFixtures {
 
     static String text(ConsumerRecord<String, byte[]> record) {
         return new String(record.value(), StandardCharsets.UTF_8);
+    }
+
+    /** The reason a publish outcome that is not an ack gives; empty for an ack. */
+    static String reasonOf(PublishOutcome outcome) {
+        if (outcome instanceof PublishOutcome.RetriableFailure r) {
+            return r.reason();
+        }
+        if (outcome instanceof PublishOutcome.NotAttempted n) {
+            return n.reason();
+        }
+        return outcome instanceof PublishOutcome.PermanentFailure p ? p.reason() : "";
     }
 }

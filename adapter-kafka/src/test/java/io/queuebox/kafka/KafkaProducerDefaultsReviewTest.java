@@ -1,6 +1,7 @@
 package io.queuebox.kafka;
 
 import static io.queuebox.kafka.KafkaFixtures.deliveriesOf;
+import static io.queuebox.kafka.KafkaFixtures.reasonOf;
 import static io.queuebox.kafka.KafkaFixtures.uniqueName;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -225,15 +226,6 @@ class KafkaProducerDefaultsReviewTest {
                 + (batchSize == null ? "16384 (Kafka's default)" : batchSize);
     }
 
-    private static String reasonOf(PublishOutcome outcome) {
-        if (outcome instanceof PublishOutcome.RetriableFailure r) {
-            return r.reason();
-        }
-        if (outcome instanceof PublishOutcome.NotAttempted n) {
-            return n.reason();
-        }
-        return outcome instanceof PublishOutcome.PermanentFailure p ? p.reason() : "";
-    }
 
     private static String shorten(String reason) {
         return reason.length() > 110 ? reason.substring(0, 110) + "..." : reason;
