@@ -1,5 +1,6 @@
 package io.queuebox.kafka;
 
+import static io.queuebox.kafka.KafkaFixtures.anEventOf;
 import static io.queuebox.kafka.KafkaFixtures.deliveriesOf;
 import static io.queuebox.kafka.KafkaFixtures.reasonOf;
 import static io.queuebox.kafka.KafkaFixtures.uniqueName;
@@ -12,7 +13,6 @@ import io.queuebox.ports.PublishOutcome;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -76,9 +76,8 @@ class KafkaProducerDefaultsReviewTest {
             List<String> topics = IntStream.range(0, TOPICS).mapToObj(t -> prefix + ".t" + t).toList();
             createTopics(kafka.bootstrap(), topics);
             String clientId = uniqueName("relay");
-            KafkaSettings.Builder builder = KafkaSettings.builder().bootstrapServers(kafka.bootstrap())
-                    .topicTemplate(prefix + ".{aggregateType}").producerProperty("client.id", clientId);
-            KafkaSettings settings = builder.build();
+            KafkaSettings settings = KafkaSettings.builder().bootstrapServers(kafka.bootstrap())
+                    .topicTemplate(prefix + ".{aggregateType}").producerProperty("client.id", clientId).build();
             try (KafkaMessagePublisher publisher = KafkaMessagePublisher.create(settings)) {
                 // Metadata of every topic cached, and the code paths warm.
                 assertThat(publisher.publish(deliveriesOf(IntStream.range(0, TOPICS).mapToObj(t -> event("t" + t,
@@ -170,9 +169,7 @@ class KafkaProducerDefaultsReviewTest {
     }
 
     private static OutboxEvent event(String aggregateType, String aggregateId, int payloadBytes) {
-        byte[] payload = new byte[payloadBytes];
-        Arrays.fill(payload, (byte) 'x');
-        return OutboxEvent.of(aggregateType, aggregateId, "Changed", payload);
+        return anEventOf(aggregateType, aggregateId, "x".repeat(payloadBytes));
     }
 
     private static void createTopics(String bootstrap, List<String> topics) throws Exception {
@@ -212,7 +209,6 @@ class KafkaProducerDefaultsReviewTest {
         return "max.in.flight " + p.apply("max.in.flight.requests.per.connection") + ", batch.size "
                 + (batchSize == null ? "16384 (Kafka's default)" : batchSize);
     }
-
 
     private static String shorten(String reason) {
         return reason.length() > 110 ? reason.substring(0, 110) + "..." : reason;

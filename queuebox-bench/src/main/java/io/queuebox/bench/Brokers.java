@@ -180,7 +180,7 @@ final class Brokers implements AutoCloseable {
         return rabbit.createChannel();
     }
 
-    /** A producer with the Kafka adapter's producer defaults (idempotent, acks=all), for the peers. */
+    /** A producer with the Kafka adapter's producer defaults (idempotent, acks=all) and the bench's overrides. */
     KafkaProducer<String, byte[]> kafkaProducer() {
         Properties props = new Properties();
         KafkaSettings.PRODUCER_DEFAULTS.forEach(props::put);
@@ -257,13 +257,7 @@ final class Brokers implements AutoCloseable {
 
     /** The broker alone: the same messages, idempotent with acks=all, pipelined as far as the producer goes. */
     Run kafkaCeiling(int rows, int aggregates) throws Exception {
-        Properties props = new Properties();
-        KafkaSettings.PRODUCER_DEFAULTS.forEach(props::put);
-        props.putAll(kafkaProducerOverrides);
-        props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, kafkaBootstrap);
-        props.put(ProducerConfig.KEY_SERIALIZER_CLASS_CONFIG, StringSerializer.class.getName());
-        props.put(ProducerConfig.VALUE_SERIALIZER_CLASS_CONFIG, ByteArraySerializer.class.getName());
-        try (KafkaProducer<String, byte[]> producer = new KafkaProducer<>(props)) {
+        try (KafkaProducer<String, byte[]> producer = kafkaProducer()) {
             producer.partitionsFor(TOPIC);
             Semaphore done = new Semaphore(0);
             AtomicReference<Exception> failure = new AtomicReference<>();
