@@ -47,7 +47,7 @@ import org.jdbi.v3.core.statement.TemplateEngine;
 import org.jdbi.v3.core.statement.Update;
 
 /**
- * With {@link PostgresOutboxSettings#holdRowLocks()} (experimental, off by default), a claim is a transaction that keeps its rows'
+ * With {@link PostgresOutboxSettings#holdRowLocks()} (the default), a claim is a transaction that keeps its rows'
  * locks, on a connection of its own, until each row has its outcome ({@link HeldClaim}); every other method is
  * one statement in its own short transaction. Without it, every method is one short transaction and a claim
  * writes a lease on each row, so no lock outlives a call.
