@@ -50,15 +50,21 @@ import java.util.random.RandomGenerator;
  * {@link DeliverySettings#pipelineDepth()} 1, run on the worker thread.
  *
  * <h2>Pipelining</h2>
- * At depth 2 or more each worker is two threads: the claimer ({@code queuebox-worker-N}) and its publish stage
- * ({@code queuebox-worker-N-publish}, not daemon), which publishes the worker's batches one at a time, in the
- * order claimed, and records each outcome. The claimer hands a batch to the stage and claims the next at once if
- * the batch was full, so the claim of batch N+1 (and the outcome writes of N) overlap the broker confirms of N.
- * At most {@code pipelineDepth} batches of a worker are claimed and not yet recorded: the claimer waits for a
- * free slot before it claims. A batch is in the renewer's care from the start of its publish until the publish
+ * At depth 2 or more each worker is three threads: the claimer ({@code queuebox-worker-N}), its publish stage
+ * ({@code queuebox-worker-N-publish}) and its record stage ({@code queuebox-worker-N-record}), none daemon. The
+ * publish stage publishes the worker's batches one at a time, in the order claimed. A batch whose publish was clean
+ * (every row acked) it hands to the record stage, which marks it sent while the publish stage publishes the next;
+ * any other outcome (a retry, a park, a row not attempted, a publish that threw) the publish stage records itself
+ * before it publishes again. The record stage holds one batch at a time: the publish stage waits for it before it
+ * hands over the next, and only then checks the lease of the batch it publishes next. The claimer hands a batch to
+ * the stage and claims the next at once if the batch was full, so the claim of batch N+1 overlaps the broker confirms
+ * of N, and the publish of N+1 the outcome writes of N. Order per aggregate needs no wait for those writes: every
+ * batch the worker claims while N is unrecorded was claimed while N held its rows. At most {@code pipelineDepth}
+ * batches of a worker are claimed and not yet recorded (queued, publishing or being recorded): the claimer waits
+ * for a free slot before it claims. A batch is in the renewer's care from the start of its publish until the publish
  * returns, not while it waits: a stuck stage cannot hold rows past their lease, and the stage hands back, without
  * publishing, a batch whose lease lapsed (or would before the next renewal) while it waited. After a failed batch
- * the stage publishes nothing until the error pause since the failure is over: a batch queued behind the failed
+ * (or a failed record on the record stage) the stage publishes nothing until the error pause since the failure is over: a batch queued behind the failed
  * one, or claimed while it was out (that claim can take the rows the failure just released), waits for the pause as
  * it would have waited to be claimed in the serial loop. Order per aggregate and fencing stay the store's: a claim never takes a row whose earlier sibling is
  * leased (so held by a batch still queued or publishing), and every outcome is written with its batch's lease.
@@ -103,14 +109,16 @@ import java.util.random.RandomGenerator;
  * engine stops renewing leases but never releases the lease of a batch whose publish is still running: the
  * publisher might still send it, and a released row could be claimed and sent by another relay at the same time.
  * Such a batch keeps its lease until the lease lapses (or until its worker or stage, once the publish returns,
- * records the outcome). Wake sources are
+ * records the outcome). A batch being recorded on a record stage is never released either: stop() waits for its record
+ * like any publish, and after the deadline leaves it to finish. Wake sources are
  * closed; the store and the publisher are not: their owner does that, after the engine stopped.
  *
  * <h2>Threads that fail</h2>
  * A worker, the lease renewer and the housekeeping thread survive anything a cycle throws, {@link Error}s
  * included (a {@code LinkageError} from an adapter, an {@code AssertionError}): it is reported through
- * {@link DeliveryListener#onError} with the step {@code "worker"}, {@code "publish-stage"}, {@code "renewer"} or
- * {@code "housekeeping"}, the thread (a publish stage: its worker) pauses as after any error and carries on, and {@link #health()} is
+ * {@link DeliveryListener#onError} with the step {@code "worker"}, {@code "publish-stage"}, {@code "record-stage"},
+ * {@code "renewer"} or {@code "housekeeping"}, the thread (a publish or record stage: its worker) pauses as after any
+ * error and carries on, and {@link #health()} is
  * DOWN with the thread's name and the reason until one of its cycles completes. A thread that ends anyway
  * keeps {@link #health()} DOWN. A listener that throws, even an Error, is ignored: it only observes.
  *
@@ -198,7 +206,7 @@ public final class DeliveryEngine implements AutoCloseable {
             throw new IllegalStateException("the delivery engine was already started (state " + state.get() + ")");
         }
         boolean pipelined = settings.pipelineDepth() > 1;
-        int counted = settings.workers() * (pipelined ? 2 : 1) + (settings.purgeEnabled() ? 1 : 0);
+        int counted = settings.workers() * (pipelined ? 3 : 1) + (settings.purgeEnabled() ? 1 : 0);
         finished = new CountDownLatch(counted);
         for (int i = 1; i <= settings.workers(); i++) {
             int index = i;
@@ -209,6 +217,7 @@ public final class DeliveryEngine implements AutoCloseable {
             threads.add(thread("queuebox-worker-" + i, () -> runWorker(index, stage)));
             if (stage != null) {
                 threads.add(thread("queuebox-worker-" + i + "-publish", () -> runStage(stage)));
+                threads.add(thread("queuebox-worker-" + i + "-record", () -> runRecordStage(stage)));
             }
         }
         if (settings.purgeEnabled()) {
@@ -870,6 +879,20 @@ public final class DeliveryEngine implements AutoCloseable {
      * until the publish returns.
      */
     private Cycle publishAndRecord(ClaimBatch batch, InFlightBatch flight, Instant publishStart) {
+        return recordPublished(batch, flight, publish(batch, publishStart));
+    }
+
+    /** What a publish answered, and the outcome plan made of it. */
+    private record Published(List<PublishOutcome> outcomes, boolean threw, OutcomePlan plan) {
+
+        /** Every row acked: the record is a markSent and nothing in it can ask for a pause but its own failure. */
+        boolean clean() {
+            return !threw && plan.reschedules().isEmpty() && plan.parks().isEmpty() && plan.released().isEmpty();
+        }
+    }
+
+    /** Publishes a claimed batch and plans its outcome; the batch is in the renewer's care until the publish returns. */
+    private Published publish(ClaimBatch batch, Instant publishStart) {
         boolean failed = false;
         List<PublishOutcome> outcomes;
         try {
@@ -892,8 +915,14 @@ public final class DeliveryEngine implements AutoCloseable {
         }
         OutcomePlan plan = OutcomePlan.plan(batch.deliveries(), outcomes, settings.ordering(),
                 settings.retryPolicy(), random);
-        failed |= !record(batch, plan, flight);
-        failed |= looksLikeAnOutage(outcomes);
+        return new Published(outcomes, failed, plan);
+    }
+
+    /** Records a published batch's outcome: FAILED, or FULL / PARTIAL / HOLDING by the batch's size. */
+    private Cycle recordPublished(ClaimBatch batch, InFlightBatch flight, Published published) {
+        boolean failed = published.threw();
+        failed |= !record(batch, published.plan(), flight);
+        failed |= looksLikeAnOutage(published.outcomes());
         if (failed) {
             return Cycle.FAILED;
         }
@@ -1015,10 +1044,15 @@ public final class DeliveryEngine implements AutoCloseable {
     private record Handed(ClaimBatch batch, InFlightBatch flight, WakeSignal.News newsBefore) {
     }
 
+    /** A batch whose publish was clean, on its way to the record stage; its publish started at the given nanos. */
+    private record Recording(Handed handed, Published published, long publishStartedNanos) {
+    }
+
     /**
      * The publish stage of one worker (pipeline depth 2 or more): publishes that worker's batches one at a
-     * time, in the order claimed, and records their outcomes. The worker thread only claims. The stage asks
-     * its worker for a claim or a pause through two flags the worker reads before its next claim (and its
+     * time, in the order claimed, and records their outcomes; a batch whose publish was clean it hands to the
+     * worker's record stage and publishes the next meanwhile. The worker thread only claims. The stages ask
+     * their worker for a claim or a pause through two flags the worker reads before its next claim (and its
      * idle planner reads while it waits), so the worker's rules stay in one place.
      */
     private static final class Stage {
@@ -1028,11 +1062,15 @@ public final class DeliveryEngine implements AutoCloseable {
         private final ArrayDeque<Handed> queue = new ArrayDeque<>();
         private boolean publishing;
         private boolean closed;
+        /** The batch the record stage writes the outcome of, or null; it holds a slot until written. */
+        private Recording recording;
+        private boolean publishingEnded;
+        private boolean recorderEnded;
         private volatile boolean idle = true;
         /** When the stage's latest failed batch asked for a pause not yet taken, or NO_PAUSE. */
         private volatile long pauseRequestedAtNanos = NO_PAUSE;
-        /** When the latest batch the stage recorded failed, or NO_PAUSE once one after it did not. */
-        private volatile long latestFailureNanos = NO_PAUSE;
+        /** When the latest failed batch failed, or NO_PAUSE once a batch published after it did not fail. */
+        private final AtomicLong latestFailureNanos = new AtomicLong(NO_PAUSE);
         private volatile WakeReason claimRequested;
         private final AtomicLong secondLookAfter = new AtomicLong(NO_SECOND_LOOK);
 
@@ -1040,9 +1078,9 @@ public final class DeliveryEngine implements AutoCloseable {
             this.depth = depth;
         }
 
-        /** Batches claimed and not yet recorded: queued plus the one publishing. */
+        /** Batches claimed and not yet recorded: queued, the one publishing and the one being recorded. */
         private int outstanding() {
-            return queue.size() + (publishing ? 1 : 0);
+            return queue.size() + (publishing ? 1 : 0) + (recording != null ? 1 : 0);
         }
 
         /** Waits until the worker may claim one more batch; false once the stage is closed. */
@@ -1095,12 +1133,87 @@ public final class DeliveryEngine implements AutoCloseable {
             }
         }
 
-        /** The batch from {@link #next} is recorded (or given up): its slot is free. */
+        /** The batch from {@link #next} is recorded, handed to the record stage, or given up. */
         void done() {
             lock.lock();
             try {
                 publishing = false;
-                idle = queue.isEmpty();
+                idle = queue.isEmpty() && recording == null;
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /**
+         * Hands the publishing batch to the record stage once that has written the one before (so a worker holds at
+         * most one batch published and unrecorded there); false if the record stage ended, then the caller records.
+         */
+        boolean handToRecorder(Recording next) {
+            lock.lock();
+            try {
+                while (recording != null && !recorderEnded) {
+                    changed.await();
+                }
+                if (recorderEnded) {
+                    return false;
+                }
+                recording = next;
+                publishing = false;
+                changed.signalAll();
+                return true;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** The batch to record; null once the publish stage ended and everything it handed over is recorded. */
+        Recording nextRecording() {
+            lock.lock();
+            try {
+                while (recording == null && !publishingEnded) {
+                    changed.await();
+                }
+                return recording;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return null;
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** The batch from {@link #nextRecording} is recorded (or given up): its slot is free. */
+        void recordDone() {
+            lock.lock();
+            try {
+                recording = null;
+                idle = queue.isEmpty() && !publishing;
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** The publish stage ended (shutdown): the record stage ends once it wrote what it was handed. */
+        void publishingEnded() {
+            lock.lock();
+            try {
+                publishingEnded = true;
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
+        /** The record stage ended: the publish stage records its batches itself from now on. */
+        void recorderEnded() {
+            lock.lock();
+            try {
+                recorderEnded = true;
                 changed.signalAll();
             } finally {
                 lock.unlock();
@@ -1124,7 +1237,7 @@ public final class DeliveryEngine implements AutoCloseable {
             try {
                 List<Handed> unstarted = new ArrayList<>(queue);
                 queue.clear();
-                idle = !publishing;
+                idle = !publishing && recording == null;
                 changed.signalAll();
                 return unstarted;
             } finally {
@@ -1143,21 +1256,24 @@ public final class DeliveryEngine implements AutoCloseable {
         }
 
         void requestPause(long failedNanos) {
-            latestFailureNanos = failedNanos;
+            latestFailureNanos.accumulateAndGet(failedNanos, (latest, failed) -> latest == NO_PAUSE ? failed
+                    : failed - latest > 0 ? failed : latest);
             pauseRequestedAtNanos = failedNanos;
         }
 
         /**
-         * A batch was recorded without failing. Every publish waits out the pause of the failure before it (see
-         * awaitTheStagePause), so that pause is over and nothing waits for it any more.
+         * A batch whose publish started at {@code publishStartedNanos} was recorded without failing. A failure
+         * before that start is over: that publish waited out its pause (see awaitTheStagePause). A later one, of a
+         * batch published while this one was being recorded, still stands: its pause must not end early.
          */
-        void recorded() {
-            latestFailureNanos = NO_PAUSE;
+        void recorded(long publishStartedNanos) {
+            latestFailureNanos.updateAndGet(failed -> failed != NO_PAUSE && failed - publishStartedNanos < 0 ? NO_PAUSE
+                    : failed);
         }
 
         /** Whether the latest batch the stage recorded failed (or looked like an outage). */
         boolean latestRecordFailed() {
-            return latestFailureNanos != NO_PAUSE;
+            return latestFailureNanos.get() != NO_PAUSE;
         }
 
         /**
@@ -1165,7 +1281,7 @@ public final class DeliveryEngine implements AutoCloseable {
          * not taken by the worker.
          */
         long latestFailureNanos() {
-            return latestFailureNanos;
+            return latestFailureNanos.get();
         }
 
         void requestClaim(WakeReason reason) {
@@ -1228,7 +1344,51 @@ public final class DeliveryEngine implements AutoCloseable {
 
             }
         } finally {
+            stage.publishingEnded();
             finished.countDown();
+        }
+    }
+
+    /**
+     * The record stage of one worker: writes the outcomes of the batches its publish stage published cleanly, one at
+     * a time, while that stage publishes the next, so the broker does not wait for the database. Order per aggregate
+     * needs no wait here: the worker claimed every batch after this one while this one still held its rows.
+     */
+    private void runRecordStage(Stage stage) {
+        try {
+            Recording recording;
+            while ((recording = stage.nextRecording()) != null) {
+                try {
+                    recordSurviving(stage, recording);
+                } finally {
+                    stage.recordDone();
+                }
+                signal.scheduleChanged();
+            }
+        } finally {
+            stage.recorderEnded();
+            finished.countDown();
+        }
+    }
+
+    private void recordSurviving(Stage stage, Recording recording) {
+        Handed handed = recording.handed();
+        try {
+            Cycle cycle;
+            try {
+                cycle = recordPublished(handed.batch(), handed.flight(), recording.published());
+                recovered();
+            } catch (Throwable e) {
+                // An Error from an adapter while recording: the rows not written stay leased until the lease runs
+                // out; look again then.
+                failing("record-stage", e);
+                deadlines.leaseExpiresAt(handed.flight().leaseExpiry());
+                deadlinesChanged();
+                cycle = Cycle.FAILED;
+            }
+            afterRecord(stage, handed, cycle, recording.publishStartedNanos());
+        } catch (Throwable e) {
+            failing("record-stage", e);
         }
     }
 
@@ -1241,6 +1401,7 @@ public final class DeliveryEngine implements AutoCloseable {
     private void publishAndRecordSurviving(Stage stage, Handed handed) {
         awaitTheStagePause(stage);
         Cycle cycle;
+        long publishStartedNanos = System.nanoTime();
         try {
             Instant now = clock.instant();
             if (lapsesBeforeRenewal(handed.flight(), now) && !renewedBeforePublishing(handed.batch(), handed.flight(),
@@ -1256,7 +1417,12 @@ public final class DeliveryEngine implements AutoCloseable {
                 return;
             }
             startFlight(handed.flight());
-            cycle = publishAndRecord(handed.batch(), handed.flight(), now);
+            Published published = publish(handed.batch(), now);
+            if (published.clean() && stage.handToRecorder(new Recording(handed, published, publishStartedNanos))) {
+                recovered();
+                return;
+            }
+            cycle = recordPublished(handed.batch(), handed.flight(), published);
             recovered();
         } catch (Throwable e) {
             // An Error from an adapter while recording: the rows not written stay leased until the lease runs
@@ -1267,12 +1433,17 @@ public final class DeliveryEngine implements AutoCloseable {
             deadlinesChanged();
             cycle = Cycle.FAILED;
         }
+        afterRecord(stage, handed, cycle, publishStartedNanos);
+    }
+
+    /** What the worker does next after a batch of its stages was recorded (see publishAndRecordSurviving). */
+    private void afterRecord(Stage stage, Handed handed, Cycle cycle, long publishStartedNanos) {
         if (cycle == Cycle.FAILED) {
             failedAtNanos = System.nanoTime();
             stage.requestPause(failedAtNanos);
             return;
         }
-        stage.recorded();
+        stage.recorded(publishStartedNanos);
         // As in the serial loop: after a partial batch, a named row that a claim started after its news is still
         // looking for is held for that claim instead of a look beside it.
         boolean leavesToClaimsUnderWay = settings.workers() > 1 && cycle == Cycle.PARTIAL;

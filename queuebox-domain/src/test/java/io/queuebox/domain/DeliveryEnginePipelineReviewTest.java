@@ -153,7 +153,9 @@ class DeliveryEnginePipelineReviewTest {
         Duration lease = Duration.ofMillis(300);
         started(settings(2).batchSize(1).leaseLength(lease));
         await().atMost(SOON).until(() -> store.markSentEntered.get() && fake.row(b).lease != null);
-        assertThat(publisher.attempted).containsExactly(a);
+        // Since the record stage, b may be published while a's write is stuck; then it waits for that stage, no
+        // longer renewed.
+        assertThat(publisher.attempted).startsWith(a);
 
         await().alias("b published, released, or its lease left to lapse, within a few lease lengths")
                 .atMost(lease.multipliedBy(6)).until(() -> publisher.attempted.contains(b) || leaseLapsed(b));

@@ -261,10 +261,11 @@ class DeliveryEnginePipelineTest {
         DeliveryEngine engine = started(settings(2).leaseLength(Duration.ofMillis(300)));
 
         await().atMost(SOON).until(() -> !engine.health().isUp());
-        assertThat(engine.health().detail()).contains("queuebox-worker-1-publish").contains("NoClassDefFoundError");
+        // A clean publish is marked sent on the worker's record stage.
+        assertThat(engine.health().detail()).contains("queuebox-worker-1-record").contains("NoClassDefFoundError");
         // Health goes down before the listener hears of the error.
         await().atMost(SOON).untilAsserted(() -> assertThat(listener.errors)
-                .contains("publish-stage: org/postgresql/PGStatement"));
+                .contains("record-stage: org/postgresql/PGStatement"));
 
         store.markSentError = null;
         eventsOf(order("b"), 1);

@@ -401,7 +401,8 @@ class DeliveryEngineWakeReview5Test {
         @Override
         public int markSent(LeaseToken lease, Collection<UUID> eventIds) {
             String thread = Thread.currentThread().getName();
-            if (stageOneMarkSentHangs && thread.equals("queuebox-worker-1-publish")
+            // A clean batch is marked sent on the record stage (queuebox-worker-1-record) since it came.
+            if (stageOneMarkSentHangs && thread.startsWith("queuebox-worker-1-")
                     && stageOneHanging.compareAndSet(false, true)) {
                 hold();
             }
