@@ -78,8 +78,10 @@ public final class Keys {
     public static final ConfigKey OUTBOX_PIPELINE_DEPTH = register(key("outbox.pipelineDepth", Type.INTEGER)
             .defaultValue(DeliverySettings.DEFAULT_PIPELINE_DEPTH).range(1, DeliverySettings.MAX_PIPELINE_DEPTH)
             .doc("Batches one worker may have claimed and not yet recorded: 1 (the default) is the serial loop; 2 claims"
-                    + " the next batch while a publish thread of the worker publishes the last and records its outcome. Each step"
-                    + " leases one more batch per worker (with outbox.holdRowLocks, holds one more connection)."));
+                    + " the next batch while a publish thread of the worker publishes the last, and a record thread marks a"
+                    + " cleanly published batch sent while the next is published; 3 also lets the claim after next overlap"
+                    + " that mark. Each step leases one more batch per worker (with outbox.holdRowLocks, holds one more"
+                    + " connection)."));
     public static final ConfigKey OUTBOX_LEASE_MS = register(key("outbox.leaseMs", Type.MILLIS)
             .defaultValue(DeliverySettings.DEFAULT_LEASE_LENGTH.toMillis()).range(1000, 3_600_000)
             .doc("How long a claim holds its rows (renewed every third of it while a publish runs); another relay may"
