@@ -495,6 +495,8 @@ public final class DeliveryEngine implements AutoCloseable {
                         if (pausesThenClaims(first, stageFailedNanos)) {
                             reason = WakeReason.INTERVAL;
                             seen = signal.wakes();
+                            // The record stage may have failed during the pause: its pause comes first too.
+                            continue;
                         } else {
                             WakeSignal.Woken woken = signal.isShutdown() ? null : awaitIdle(first, seen, planner, stage);
                             if (woken == null) {
@@ -1399,23 +1401,28 @@ public final class DeliveryEngine implements AutoCloseable {
      * held back). Requests are flags, so many of them before the worker's next claim ask for one claim.
      */
     private void publishAndRecordSurviving(Stage stage, Handed handed) {
-        awaitTheStagePause(stage);
         Cycle cycle;
         long publishStartedNanos = System.nanoTime();
         try {
-            Instant now = clock.instant();
-            if (lapsesBeforeRenewal(handed.flight(), now) && !renewedBeforePublishing(handed.batch(), handed.flight(),
-                    "the batch waited " + Duration.between(handed.flight().leaseExpiry().minus(settings.leaseLength()), now)
-                            .toMillis() + " ms since its claim began, too close to its lease of "
-                            + settings.leaseLength().toMillis() + " ms")) {
-                // The batch waited so long that its lease may have lapsed, or would before the renewer's next turn,
-                // and renewing it (fenced by the lease) found rows another claimer owns, failed, or came back late:
-                // not published but handed back (the release is fenced too), and claimed again.
-                release(handed.batch().lease(), handed.flight().eventIds());
-                stage.requestClaim(WakeReason.DEADLINE);
-                recovered();
-                return;
-            }
+            Instant now;
+            do {
+                awaitTheStagePause(stage);
+                now = clock.instant();
+                if (lapsesBeforeRenewal(handed.flight(), now) && !renewedBeforePublishing(handed.batch(), handed.flight(),
+                        "the batch waited " + Duration.between(handed.flight().leaseExpiry().minus(settings.leaseLength()), now)
+                                .toMillis() + " ms since its claim began, too close to its lease of "
+                                + settings.leaseLength().toMillis() + " ms")) {
+                    // The batch waited so long that its lease may have lapsed, or would before the renewer's next
+                    // turn, and renewing it (fenced by the lease) found rows another claimer owns, failed, or came
+                    // back late: not published but handed back (the release is fenced too), and claimed again.
+                    release(handed.batch().lease(), handed.flight().eventIds());
+                    stage.requestClaim(WakeReason.DEADLINE);
+                    recovered();
+                    return;
+                }
+                // A failure on the record stage during the lease check: wait it out too, then check the lease again.
+            } while (stagePauseLeftNanos(stage) > 0 && !signal.isShutdown());
+            publishStartedNanos = System.nanoTime();
             startFlight(handed.flight());
             Published published = publish(handed.batch(), now);
             if (published.clean() && stage.handToRecorder(new Recording(handed, published, publishStartedNanos))) {
@@ -1466,14 +1473,17 @@ public final class DeliveryEngine implements AutoCloseable {
      * pause. Batches the worker claimed after its own pause find it over. Shutdown ends the wait.
      */
     private void awaitTheStagePause(Stage stage) {
-        long failed = stage.latestFailureNanos();
-        if (failed == Stage.NO_PAUSE) {
-            return;
-        }
-        long left = failed + errorPause.toNanos() - System.nanoTime();
-        if (left > 0) {
+        long left;
+        // Looks again after each wait: the record stage may fail while the publish stage waits out an earlier pause.
+        while ((left = stagePauseLeftNanos(stage)) > 0 && !signal.isShutdown()) {
             signal.pause(Duration.ofNanos(left));
         }
+    }
+
+    /** How much of the pause after the stage's latest failure is left; 0 or less when none is. */
+    private long stagePauseLeftNanos(Stage stage) {
+        long failed = stage.latestFailureNanos();
+        return failed == Stage.NO_PAUSE ? 0 : failed + errorPause.toNanos() - System.nanoTime();
     }
 
     // ---------------------------------------------------------------- lease renewal
