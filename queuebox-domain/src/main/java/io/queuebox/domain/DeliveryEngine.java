@@ -910,6 +910,9 @@ public final class DeliveryEngine implements AutoCloseable {
                     .map(d -> PublishOutcome.retriable(d.eventId(), reason)).toList();
         } finally {
             inFlight.remove(batch.lease());
+            // An adapter that was interrupted while it waited puts the flag back; the engine never stops its threads
+            // that way (stop() does), and a flag left set would end every wait of this thread from now on.
+            Thread.interrupted();
         }
         if (!failed) {
             listener.onPublished(outcomes == null ? List.of() : outcomes.stream().filter(Objects::nonNull).toList(),
@@ -1405,8 +1408,9 @@ public final class DeliveryEngine implements AutoCloseable {
         long publishStartedNanos = System.nanoTime();
         try {
             Instant now;
+            boolean waitedOut;
             do {
-                awaitTheStagePause(stage);
+                waitedOut = awaitTheStagePause(stage);
                 now = clock.instant();
                 if (lapsesBeforeRenewal(handed.flight(), now) && !renewedBeforePublishing(handed.batch(), handed.flight(),
                         "the batch waited " + Duration.between(handed.flight().leaseExpiry().minus(settings.leaseLength()), now)
@@ -1421,7 +1425,7 @@ public final class DeliveryEngine implements AutoCloseable {
                     return;
                 }
                 // A failure on the record stage during the lease check: wait it out too, then check the lease again.
-            } while (stagePauseLeftNanos(stage) > 0 && !signal.isShutdown());
+            } while (waitedOut && stagePauseLeftNanos(stage) > 0);
             publishStartedNanos = System.nanoTime();
             startFlight(handed.flight());
             Published published = publish(handed.batch(), now);
@@ -1470,14 +1474,17 @@ public final class DeliveryEngine implements AutoCloseable {
     /**
      * Waits out the error pause after the stage's latest failed batch: a batch queued behind it, or claimed while it
      * was out, waits as it would have waited to be claimed in the serial loop, so an outage costs one publish per
-     * pause. Batches the worker claimed after its own pause find it over. Shutdown ends the wait.
+     * pause. Batches the worker claimed after its own pause find it over. Shutdown ends the wait: false then.
      */
-    private void awaitTheStagePause(Stage stage) {
+    private boolean awaitTheStagePause(Stage stage) {
         long left;
         // Looks again after each wait: the record stage may fail while the publish stage waits out an earlier pause.
-        while ((left = stagePauseLeftNanos(stage)) > 0 && !signal.isShutdown()) {
-            signal.pause(Duration.ofNanos(left));
+        while ((left = stagePauseLeftNanos(stage)) > 0) {
+            if (!signal.pause(Duration.ofNanos(left))) {
+                return false; // shutdown (or an interrupt) ended the wait
+            }
         }
+        return true;
     }
 
     /** How much of the pause after the stage's latest failure is left; 0 or less when none is. */
