@@ -120,7 +120,9 @@ import java.util.random.RandomGenerator;
  * {@code "renewer"} or {@code "housekeeping"}, the thread (a publish or record stage: its worker) pauses as after any
  * error and carries on, and {@link #health()} is
  * DOWN with the thread's name and the reason until one of its cycles completes. A thread that ends anyway
- * keeps {@link #health()} DOWN. A listener that throws, even an Error, is ignored: it only observes.
+ * keeps {@link #health()} DOWN. A listener that throws, even an Error, is ignored: it only observes. The engine stops
+ * its threads through {@link #stop}, never by interrupting them: an interrupt flag a publisher leaves set (after its
+ * own wait was interrupted) is cleared once the publish returns.
  *
  * <h2>Time</h2>
  * Instants (retry due times, lease expiry, elapsed times) come from the injected {@link Clock}; waiting
