@@ -5,20 +5,15 @@ import static io.queuebox.domain.Fixtures.order;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import io.queuebox.ports.LeaseToken;
 import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.PublishOutcome;
-import io.queuebox.ports.Reschedule;
 import io.queuebox.ports.WakeReason;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
-import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
@@ -45,7 +40,7 @@ class DeliveryEngineRecordStageReview2Test {
     private static final Duration ERROR_PAUSE = Duration.ofSeconds(1);
 
     private final FakeOutboxStore fake = new FakeOutboxStore(Clock.systemUTC());
-    private final HookedStore store = new HookedStore(fake);
+    private final HookedOutboxStore store = new HookedOutboxStore(fake);
     private final FakePublisher publisher = new FakePublisher();
     private final RecordingListener listener = new RecordingListener();
     private final EngineHarness engines = new EngineHarness();
@@ -380,54 +375,5 @@ class DeliveryEngineRecordStageReview2Test {
                 2_500 / ERROR_PAUSE.toMillis()).isBetween(1, 15);
         assertThat(markedUnacked).as("rows marked sent without an ack").isEmpty();
         assertThat(engine.stop(Duration.ofSeconds(2))).as("stop in time").isTrue();
-    }
-
-    // ====================================================================================== the store
-
-    /** Delegates to the fake; hooks run outside the fake's monitor, so a held call leaves the store usable. */
-    private static final class HookedStore extends ForwardingOutboxStore {
-        volatile java.util.function.BiConsumer<LeaseToken, Collection<UUID>> beforeMarkSent;
-        volatile java.util.function.Consumer<Set<UUID>> afterReschedule;
-        volatile java.util.function.Consumer<LeaseToken> beforeRenew;
-        volatile java.util.function.Consumer<LeaseToken> afterRenew;
-
-        HookedStore(FakeOutboxStore delegate) {
-            super(delegate);
-        }
-
-        @Override
-        public int markSent(LeaseToken lease, Collection<UUID> eventIds) {
-            var hook = beforeMarkSent;
-            if (hook != null) {
-                hook.accept(lease, eventIds);
-            }
-            return super.markSent(lease, eventIds);
-        }
-
-        @Override
-        public int reschedule(LeaseToken lease, List<Reschedule> retries) {
-            int updated = super.reschedule(lease, retries);
-            var hook = afterReschedule;
-            if (hook != null) {
-                Set<UUID> ids = new HashSet<>();
-                retries.forEach(r -> ids.add(r.eventId()));
-                hook.accept(ids);
-            }
-            return updated;
-        }
-
-        @Override
-        public int renew(LeaseToken lease, Duration leaseLength) {
-            var hook = beforeRenew;
-            if (hook != null) {
-                hook.accept(lease);
-            }
-            int owned = super.renew(lease, leaseLength);
-            var after = afterRenew;
-            if (after != null) {
-                after.accept(lease);
-            }
-            return owned;
-        }
     }
 }

@@ -10,12 +10,10 @@ import io.queuebox.ports.LeaseToken;
 import io.queuebox.ports.OutboxEvent;
 import io.queuebox.ports.Ordering;
 import io.queuebox.ports.PublishOutcome;
-import io.queuebox.ports.Reschedule;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -54,7 +52,7 @@ class DeliveryEngineRecordStageReviewTest {
     private static final Duration SLACK = Duration.ofMillis(100);
 
     private final FakeOutboxStore fake = new FakeOutboxStore(Clock.systemUTC());
-    private final HookedStore store = new HookedStore(fake);
+    private final HookedOutboxStore store = new HookedOutboxStore(fake);
     private final FakePublisher publisher = new FakePublisher();
     private final RecordingListener listener = new RecordingListener();
     private final EngineHarness engines = new EngineHarness();
@@ -524,60 +522,6 @@ class DeliveryEngineRecordStageReviewTest {
                 }
             }
             assertThat(firstAcks).as("first acks of %s", aggregate).containsExactlyElementsOf(written.get(aggregate));
-        }
-    }
-
-    // ====================================================================================== the store
-
-    /** Delegates to the fake; hooks run outside the fake's monitor, so a held call leaves the store usable. */
-    private static final class HookedStore extends ForwardingOutboxStore {
-        volatile java.util.function.BiConsumer<LeaseToken, Collection<UUID>> beforeMarkSent;
-        volatile java.util.function.Consumer<Set<UUID>> afterReschedule;
-        volatile java.util.function.Consumer<LeaseToken> beforeRenew;
-        volatile java.util.function.Consumer<Collection<UUID>> onRelease;
-
-        HookedStore(FakeOutboxStore delegate) {
-            super(delegate);
-        }
-
-        @Override
-        public int markSent(LeaseToken lease, Collection<UUID> eventIds) {
-            var hook = beforeMarkSent;
-            if (hook != null) {
-                hook.accept(lease, eventIds);
-            }
-            return super.markSent(lease, eventIds);
-        }
-
-        @Override
-        public int reschedule(LeaseToken lease, List<Reschedule> retries) {
-            int updated = super.reschedule(lease, retries);
-            var hook = afterReschedule;
-            if (hook != null) {
-                Set<UUID> ids = new HashSet<>();
-                retries.forEach(r -> ids.add(r.eventId()));
-                hook.accept(ids);
-            }
-            return updated;
-        }
-
-        @Override
-        public int renew(LeaseToken lease, Duration leaseLength) {
-            var hook = beforeRenew;
-            if (hook != null) {
-                hook.accept(lease);
-            }
-            return super.renew(lease, leaseLength);
-        }
-
-        @Override
-        public int release(LeaseToken lease, Collection<UUID> eventIds) {
-            int released = super.release(lease, eventIds);
-            var hook = onRelease;
-            if (hook != null && released > 0) {
-                hook.accept(eventIds);
-            }
-            return released;
         }
     }
 }
