@@ -497,8 +497,10 @@ public final class DeliveryEngine implements AutoCloseable {
                         if (pausesThenClaims(first, stageFailedNanos)) {
                             reason = WakeReason.INTERVAL;
                             seen = signal.wakes();
-                            // The record stage may have failed during the pause: its pause comes first too.
-                            continue;
+                            // Claims now even if a stage failed during the pause: what it claims is published only
+                            // once that failure's pause is over (awaitTheStagePause). Pausing again here kept worker 1
+                            // from claiming, so an idle peer found no claim since its failure and claimed into the
+                            // outage too (DeliveryEngineFailedPeerReviewTest).
                         } else {
                             WakeSignal.Woken woken = signal.isShutdown() ? null : awaitIdle(first, seen, planner, stage);
                             if (woken == null) {
