@@ -1087,6 +1087,17 @@ public final class DeliveryEngine implements AutoCloseable {
             this.depth = depth;
         }
 
+        /** Changes the stage's state under its lock and wakes every thread waiting for a change. */
+        private void changeAndSignal(Runnable change) {
+            lock.lock();
+            try {
+                change.run();
+                changed.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
+
         /** Batches claimed and not yet recorded: queued, the one publishing and the one being recorded. */
         private int outstanding() {
             return queue.size() + (publishing ? 1 : 0) + (recording != null ? 1 : 0);
@@ -1144,14 +1155,10 @@ public final class DeliveryEngine implements AutoCloseable {
 
         /** The batch from {@link #next} is recorded, handed to the record stage, or given up. */
         void done() {
-            lock.lock();
-            try {
+            changeAndSignal(() -> {
                 publishing = false;
                 idle = queue.isEmpty() && recording == null;
-                changed.signalAll();
-            } finally {
-                lock.unlock();
-            }
+            });
         }
 
         /**
@@ -1197,47 +1204,31 @@ public final class DeliveryEngine implements AutoCloseable {
 
         /** The batch from {@link #nextRecording} is recorded (or given up): its slot is free. */
         void recordDone() {
-            lock.lock();
-            try {
+            changeAndSignal(() -> {
                 recording = null;
                 idle = queue.isEmpty() && !publishing;
-                changed.signalAll();
-            } finally {
-                lock.unlock();
-            }
+            });
         }
 
         /** The publish stage ended (shutdown): the record stage ends once it wrote what it was handed. */
         void publishingEnded() {
-            lock.lock();
-            try {
+            changeAndSignal(() -> {
                 publishingEnded = true;
-                changed.signalAll();
-            } finally {
-                lock.unlock();
-            }
+            });
         }
 
         /** The record stage ended: the publish stage records its batches itself from now on. */
         void recorderEnded() {
-            lock.lock();
-            try {
+            changeAndSignal(() -> {
                 recorderEnded = true;
-                changed.signalAll();
-            } finally {
-                lock.unlock();
-            }
+            });
         }
 
         /** No more batches: the worker stops claiming; the stage publishes what is queued, then ends. */
         void close() {
-            lock.lock();
-            try {
+            changeAndSignal(() -> {
                 closed = true;
-                changed.signalAll();
-            } finally {
-                lock.unlock();
-            }
+            });
         }
 
         /** Takes the queued batches whose publish has not started (after the shutdown deadline). */
