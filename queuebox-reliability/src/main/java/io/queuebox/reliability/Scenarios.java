@@ -46,11 +46,19 @@ final class Scenarios {
         all.put("kill-9-leased", (bed, form) -> killDuringPublish(bed, form, false));
         all.put("kill-9-pipelined", (bed, form) -> kills(bed, form, "kill-9-pipelined", PIPELINED));
         all.put("four-relays-pipelined", (bed, form) -> fourRelays(bed, form, "four-relays-pipelined", PIPELINED));
+        all.put("rabbitmq-outage-pipelined", (bed, form) -> rabbitOutage(bed, form, "rabbitmq-outage-pipelined", PIPELINED));
+        all.put("kafka-outage-pipelined", (bed, form) -> kafkaOutage(bed, form, "kafka-outage-pipelined", PIPELINED));
+        all.put("postgres-restart-pipelined", (bed, form) -> postgresRestart(bed, form, "postgres-restart-pipelined", PIPELINED));
+        all.put("database-network-cut-pipelined", (bed, form) -> databaseCut(bed, form, "database-network-cut-pipelined", PIPELINED));
+        all.put("broker-network-cut-pipelined", (bed, form) -> brokerCut(bed, form, "broker-network-cut-pipelined", PIPELINED));
         all.put("capture-faults", CaptureScenario::run);
         return all;
     }
 
-    /** Pipelined workers ({@code outbox.pipelineDepth} 2): a worker claims its next batch while the last one publishes. */
+    /**
+     * Pipelined workers ({@code outbox.pipelineDepth} 2): a worker claims its next batch while the last one publishes,
+     * and marks a cleanly acked batch sent on its record thread while the next one publishes.
+     */
     private static final Map<String, String> PIPELINED = Map.of("outbox.pipelineDepth", "2");
 
     /** 1: SIGKILL at random moments, restarted each time. */
@@ -87,7 +95,12 @@ final class Scenarios {
 
     /** 2a: RabbitMQ stopped (stop_app) mid-run, then started again. */
     static Trial.Outcome rabbitOutage(Bed bed, Form form) throws Exception {
-        return brokerOutage(new Trial(bed, "rabbitmq-outage", "rabbitmq"), form, 2, () -> Bed.rabbitmq("stop_app"),
+        return rabbitOutage(bed, form, "rabbitmq-outage", Map.of());
+    }
+
+    /** 2a with extra relay configuration. */
+    static Trial.Outcome rabbitOutage(Bed bed, Form form, String name, Map<String, String> extra) throws Exception {
+        return brokerOutage(new Trial(bed, name, "rabbitmq"), form, 2, extra, () -> Bed.rabbitmq("stop_app"),
                 () -> {
                     Bed.rabbitmq("start_app");
                     Bed.rabbitmq("await_startup");
@@ -96,7 +109,12 @@ final class Scenarios {
 
     /** 2b: the in-process Kafka broker stopped mid-run, then restarted on its data and port. */
     static Trial.Outcome kafkaOutage(Bed bed, Form form) throws Exception {
-        return brokerOutage(new Trial(bed, "kafka-outage", "kafka"), form, 3, () -> bed.kafka().stopBroker(),
+        return kafkaOutage(bed, form, "kafka-outage", Map.of());
+    }
+
+    /** 2b with extra relay configuration. */
+    static Trial.Outcome kafkaOutage(Bed bed, Form form, String name, Map<String, String> extra) throws Exception {
+        return brokerOutage(new Trial(bed, name, "kafka"), form, 3, extra, () -> bed.kafka().stopBroker(),
                 () -> bed.kafka().restartBroker());
     }
 
@@ -104,10 +122,10 @@ final class Scenarios {
         void run() throws Exception;
     }
 
-    private static Trial.Outcome brokerOutage(Trial opened, Form form, long seed, Action stop, Action start)
-            throws Exception {
+    private static Trial.Outcome brokerOutage(Trial opened, Form form, long seed, Map<String, String> extra, Action stop,
+                                              Action start) throws Exception {
         try (Trial trial = opened) {
-            RelayProcess relay = trial.startRelay(Map.of());
+            RelayProcess relay = trial.startRelay(extra);
             trial.produce(workload(form.transactionsPerSecond(), seed));
             Thread.sleep(form.steady().toMillis());
             try {
@@ -126,8 +144,13 @@ final class Scenarios {
 
     /** 3: PostgreSQL restarted mid-run; the relay must recover without being restarted. */
     static Trial.Outcome postgresRestart(Bed bed, Form form) throws Exception {
-        try (Trial trial = new Trial(bed, "postgres-restart", "rabbitmq")) {
-            RelayProcess relay = trial.startRelay(Map.of());
+        return postgresRestart(bed, form, "postgres-restart", Map.of());
+    }
+
+    /** 3 with extra relay configuration. */
+    static Trial.Outcome postgresRestart(Bed bed, Form form, String name, Map<String, String> extra) throws Exception {
+        try (Trial trial = new Trial(bed, name, "rabbitmq")) {
+            RelayProcess relay = trial.startRelay(extra);
             trial.produce(workload(form.transactionsPerSecond(), 4));
             Thread.sleep(form.steady().toMillis());
             try {
@@ -166,22 +189,38 @@ final class Scenarios {
 
     /** 5a: the relay's database connections stop forwarding for a while; no socket is closed. */
     static Trial.Outcome databaseCut(Bed bed, Form form) throws Exception {
-        try (Trial trial = new Trial(bed, "database-network-cut", "rabbitmq")) {
+        return databaseCut(bed, form, "database-network-cut", Map.of());
+    }
+
+    /** 5a with extra relay configuration. */
+    static Trial.Outcome databaseCut(Bed bed, Form form, String name, Map<String, String> extra) throws Exception {
+        try (Trial trial = new Trial(bed, name, "rabbitmq")) {
             TcpProxy proxy = new TcpProxy(Bed.PG_HOST, Bed.PG_PORT);
             trial.closeLater(proxy);
-            RelayProcess relay = trial.startRelay(Map.of("database.url", bed.jdbcUrl(trial.database, proxy.port())));
+            RelayProcess relay = trial.startRelay(with(extra, "database.url", bed.jdbcUrl(trial.database, proxy.port())));
             return cut(trial, relay, proxy, form, 6);
         }
     }
 
     /** 5b: the relay's broker connection stops forwarding for a while; no socket is closed. */
     static Trial.Outcome brokerCut(Bed bed, Form form) throws Exception {
-        try (Trial trial = new Trial(bed, "broker-network-cut", "rabbitmq")) {
+        return brokerCut(bed, form, "broker-network-cut", Map.of());
+    }
+
+    /** 5b with extra relay configuration. */
+    static Trial.Outcome brokerCut(Bed bed, Form form, String name, Map<String, String> extra) throws Exception {
+        try (Trial trial = new Trial(bed, name, "rabbitmq")) {
             TcpProxy proxy = new TcpProxy(Bed.RABBIT_HOST, Bed.RABBIT_PORT);
             trial.closeLater(proxy);
-            RelayProcess relay = trial.startRelay(Map.of("broker.rabbitmq.uri", bed.rabbitUri(proxy.port())));
+            RelayProcess relay = trial.startRelay(with(extra, "broker.rabbitmq.uri", bed.rabbitUri(proxy.port())));
             return cut(trial, relay, proxy, form, 7);
         }
+    }
+
+    private static Map<String, String> with(Map<String, String> extra, String key, String value) {
+        Map<String, String> config = new HashMap<>(extra);
+        config.put(key, value);
+        return config;
     }
 
     private static Trial.Outcome cut(Trial trial, RelayProcess relay, TcpProxy proxy, Form form, long seed)
