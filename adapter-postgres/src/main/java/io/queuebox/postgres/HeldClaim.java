@@ -7,6 +7,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
 import java.util.function.ToIntFunction;
 import org.jdbi.v3.core.Handle;
@@ -21,15 +22,18 @@ import org.jdbi.v3.core.Handle;
  * each statement); then every later call finds the connection gone, and the claim counts as lost: 0 rows.
  *
  * <p>Calls for one claim come from its worker (outcomes) and from the lease renewer, so they are serialised
- * here: a JDBC connection is not for two threads at once.
+ * here: a JDBC connection is not for two threads at once. The store's other claims only read whether it ended and
+ * when its lease runs out, and sweep it when abandoned, without waiting for a statement of its in progress: an
+ * outcome that waits (on a lock, a slow commit) must hold up its own claim only, not every worker's next claim.
  */
 final class HeldClaim {
 
+    private final ReentrantLock lock = new ReentrantLock();
     private final Handle handle;
     private final Set<UUID> unresolved;
     private Duration leaseLength;
-    private long deadlineNanos;
-    private boolean ended;
+    private volatile long deadlineNanos;
+    private volatile boolean ended;
 
     /**
      * @param lastSentNanos when the claim's latest statement was sent ({@link System#nanoTime()}): the database's
@@ -49,7 +53,16 @@ final class HeldClaim {
      * @param write runs the statement for the rows it is given (empty for an outcome that writes nothing)
      * @return how many of the rows this claim held; 0 when it was lost
      */
-    synchronized int resolve(Collection<UUID> eventIds, ToIntFunction<List<UUID>> write) {
+    int resolve(Collection<UUID> eventIds, ToIntFunction<List<UUID>> write) {
+        lock.lock();
+        try {
+            return resolveLocked(eventIds, write);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private int resolveLocked(Collection<UUID> eventIds, ToIntFunction<List<UUID>> write) {
         if (ended) {
             return 0;
         }
@@ -76,7 +89,7 @@ final class HeldClaim {
             }
             return mine.size();
         } catch (RuntimeException e) {
-            abort();
+            abortLocked();
             if (lost(e)) {
                 return 0;
             }
@@ -85,7 +98,16 @@ final class HeldClaim {
     }
 
     /** Restarts the idle timer with a new lease length; answers how many rows the claim still holds. */
-    synchronized int renew(Duration leaseLength, Runnable restartTimer) {
+    int renew(Duration leaseLength, Runnable restartTimer) {
+        lock.lock();
+        try {
+            return renewLocked(leaseLength, restartTimer);
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private int renewLocked(Duration leaseLength, Runnable restartTimer) {
         if (ended) {
             return 0;
         }
@@ -96,7 +118,7 @@ final class HeldClaim {
             deadlineNanos = sent + leaseLength.toNanos();
             return unresolved.size();
         } catch (RuntimeException e) {
-            abort();
+            abortLocked();
             if (lost(e)) {
                 return 0;
             }
@@ -108,22 +130,43 @@ final class HeldClaim {
         return handle;
     }
 
-    synchronized boolean ended() {
+    boolean ended() {
         return ended;
     }
 
-    /** How long until the database ends this claim on its own if nothing is said on its connection. */
-    synchronized Duration remaining() {
+    /**
+     * How long until the database ends this claim on its own if nothing is said on its connection. While a statement
+     * of the claim runs, the countdown of the one before (the database's is stopped then: it counts idle time only).
+     */
+    Duration remaining() {
         return Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime()));
     }
 
-    /** Past its lease with no word from its caller: the database has ended it; give the connection back. */
-    synchronized boolean abandoned() {
-        return !ended && System.nanoTime() - deadlineNanos > 0;
+    /**
+     * Past its lease with no word from its caller, the database has ended it: gives the connection back and answers
+     * true. A claim with a statement in progress is not idle, so the database has not ended it for that: left alone,
+     * without waiting for the statement.
+     */
+    boolean abortIfAbandoned() {
+        if (!lock.tryLock()) {
+            return false;
+        }
+        try {
+            if (ended || System.nanoTime() - deadlineNanos <= 0) {
+                return false;
+            }
+            abortLocked();
+            return true;
+        } finally {
+            lock.unlock();
+        }
     }
 
-    /** Rolls back: every row goes back exactly as it was. Quiet, since the connection may be gone already. */
-    synchronized void abort() {
+    /**
+     * Rolls back, under the lock: every row goes back exactly as it was. Quiet, since the connection may be gone
+     * already.
+     */
+    private void abortLocked() {
         if (ended) {
             return;
         }

@@ -145,13 +145,7 @@ final class PostgresOutboxStore implements OutboxStore {
      * relay that stops answering loses its rows after it; one that dies loses them when its connection closes.
      */
     private ClaimBatch claimHeld(ClaimRequest request) {
-        held.values().removeIf(claim -> {
-            if (claim.abandoned()) {
-                claim.abort();
-                return true;
-            }
-            return claim.ended();
-        });
+        held.values().removeIf(claim -> claim.abortIfAbandoned() || claim.ended());
         LeaseToken token = LeaseToken.random();
         Handle handle = jdbi.open();
         try {
