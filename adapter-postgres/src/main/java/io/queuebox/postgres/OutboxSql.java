@@ -187,7 +187,7 @@ final class OutboxSql {
      * their own lease: active, waiting to read the rest of a statement (its Parse came, its Sync did not: a network
      * that failed mid-statement while something still acknowledges) or, for {@link #STALLED_SENDING_LEASES} leases
      * since the statement began, to send a result, in a transaction marked by
-     * {@link #HELD_CLAIM_LOCK_KEY}, whose second key is that claim's lease. Neither the idle timeout nor, with nothing
+     * {@link #HELD_CLAIM_LOCK_KEY}, whose second key is that claim's lease; in this database only. Neither the idle timeout nor, with nothing
      * left unacknowledged, a TCP timeout ends such a session, and its rows are invisible to the claims that skip
      * locked rows: so every held claim looks, the empty claims of an idle relay too. Only sessions it may see and
      * end: of roles whose privileges this claim's role has, or any with pg_read_all_stats and pg_signal_backend
@@ -202,6 +202,8 @@ final class OutboxSql {
             // the kept copy before the scan reads it.
             + " WHERE (SELECT pg_stat_clear_snapshot()::text) IS NOT NULL"
             + " AND a.state = 'active' AND a.wait_event_type = 'Client' AND a.backend_xid IS NOT NULL"
+            // The marker is an advisory lock, which belongs to its database: elsewhere its keys may be anybody's.
+            + " AND a.datname = current_database()"
             + " AND a.pid <> pg_backend_pid() AND (pg_has_role(a.usesysid, 'USAGE')"
             + " OR (pg_has_role('pg_signal_backend', 'USAGE') AND pg_has_role('pg_read_all_stats', 'USAGE')))"
             + " AND (NOT (SELECT r.rolsuper FROM pg_roles r WHERE r.oid = a.usesysid)"

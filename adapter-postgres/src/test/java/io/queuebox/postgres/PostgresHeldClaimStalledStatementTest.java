@@ -152,6 +152,56 @@ class PostgresHeldClaimStalledStatementTest {
                         + " granted pg_read_all_stats and pg_signal_backend)", FREED_WITHIN).isEqualTo(ROWS);
     }
 
+    /**
+     * The marker a held claim's transaction carries is an advisory lock, and advisory locks belong to their database:
+     * in another database the same keys may be anybody's (an application that uses QueueBox nowhere). A relay's claims
+     * end stalled sessions of their own database only; before the fix they ended this one, in a database next door,
+     * after its "lease" of 1 s.
+     */
+    @Test
+    void aSessionStalledInAnotherDatabaseIsLeftAlone() throws Exception {
+        String other = "qb_other_" + db.schema.substring(db.schema.length() - 8);
+        db.execute("CREATE DATABASE " + other);
+        try {
+            OutboxStore relay = PostgresOutbox.store(db.dataSource, settings);
+            relay.claim(request("relay", Ordering.NONE, LEASE)); // takes the rows already there
+            PGSimpleDataSource next = ProxiedRelay.through(proxy, STALLED);
+            next.setDatabaseName(other);
+            try (Connection stranger = next.getConnection()) {
+                assertThat(stranger.getCatalog()).isEqualTo(other);
+                stranger.setAutoCommit(false);
+                try (Statement statement = stranger.createStatement()) {
+                    statement.execute("SELECT pg_advisory_xact_lock_shared(" + OutboxSql.HELD_CLAIM_LOCK_KEY + ", 1000)");
+                    statement.execute("SELECT txid_current()");
+                }
+                proxy.stallClientAfterMessage('P');
+                CompletableFuture<Boolean> stalled = CompletableFuture.supplyAsync(() -> {
+                    try (Statement statement = stranger.createStatement()) {
+                        return statement.execute("SELECT 1");
+                    } catch (SQLException e) {
+                        throw new IllegalStateException(e);
+                    }
+                });
+                Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> proxy.stalling() && waitingMidStatement() == 1);
+                long until = System.nanoTime() + Duration.ofSeconds(3).toNanos();
+                while (System.nanoTime() < until) {
+                    relay.claim(request("relay", Ordering.PER_AGGREGATE, LEASE));
+                    relay.claim(request("relay", Ordering.NONE, LEASE));
+                    TimeUnit.MILLISECONDS.sleep(200);
+                }
+                assertThat(waitingMidStatement()).as("the session in %s, after 3 s of claims in %s", other, "test")
+                        .isEqualTo(1);
+                proxy.restore();
+                assertThat(stalled.get(10, TimeUnit.SECONDS)).isTrue();
+                stranger.rollback();
+            }
+        } finally {
+            proxy.restore();
+            db.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = '" + other + "'");
+            db.execute("DROP DATABASE IF EXISTS " + other);
+        }
+    }
+
     @Test
     void aWriterStalledMidStatementIsLeftAlone() throws Exception {
         OutboxStore relay = PostgresOutbox.store(db.dataSource, settings);
