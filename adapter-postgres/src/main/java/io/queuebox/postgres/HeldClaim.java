@@ -32,18 +32,26 @@ final class HeldClaim {
     private final Handle handle;
     private final Set<UUID> unresolved;
     private Duration leaseLength;
+    /**
+     * The database's idle countdown starts when a statement ends, somewhere between its send and its answer. The
+     * earliest end of the claim counts from the send (what the claim may still promise); the time by which an idle
+     * claim has surely ended counts from the answer (when the store may give its connection back).
+     */
     private volatile long deadlineNanos;
+    private volatile long surelyEndedNanos;
     private volatile boolean ended;
 
     /**
      * @param lastSentNanos when the claim's latest statement was sent ({@link System#nanoTime()}): the database's
      *                      idle countdown began after it
+     * @param answeredNanos when that statement's answer came: the countdown began before it
      */
-    HeldClaim(Handle handle, Collection<UUID> eventIds, Duration leaseLength, long lastSentNanos) {
+    HeldClaim(Handle handle, Collection<UUID> eventIds, Duration leaseLength, long lastSentNanos, long answeredNanos) {
         this.handle = handle;
         this.unresolved = new HashSet<>(eventIds);
         this.leaseLength = leaseLength;
         this.deadlineNanos = lastSentNanos + leaseLength.toNanos();
+        this.surelyEndedNanos = answeredNanos + leaseLength.toNanos();
     }
 
     /**
@@ -74,9 +82,8 @@ final class HeldClaim {
             long sent = System.nanoTime();
             write.applyAsInt(mine);
             // Any statement restarts PostgreSQL's idle countdown, not only a renewal: keep the same clock here, or
-            // the store would take a claim the database still keeps for abandoned, and roll it back. The countdown
-            // began after the statement was sent.
-            deadlineNanos = sent + leaseLength.toNanos();
+            // the store would take a claim the database still keeps for abandoned, and roll it back.
+            restarted(sent, System.nanoTime());
             // One remove per row: Set.removeAll(list) walks the set and asks the list, quadratic for a whole batch.
             mine.forEach(unresolved::remove);
             if (unresolved.isEmpty()) {
@@ -115,7 +122,7 @@ final class HeldClaim {
             long sent = System.nanoTime();
             restartTimer.run();
             this.leaseLength = leaseLength;
-            deadlineNanos = sent + leaseLength.toNanos();
+            restarted(sent, System.nanoTime());
             return unresolved.size();
         } catch (RuntimeException e) {
             abortLocked();
@@ -124,6 +131,12 @@ final class HeldClaim {
             }
             throw e;
         }
+    }
+
+    /** A statement sent at {@code sent} and answered at {@code answered} restarted the database's idle countdown. */
+    private void restarted(long sent, long answered) {
+        deadlineNanos = sent + leaseLength.toNanos();
+        surelyEndedNanos = answered + leaseLength.toNanos();
     }
 
     Handle handle() {
@@ -143,16 +156,16 @@ final class HeldClaim {
     }
 
     /**
-     * Past its lease with no word from its caller, the database has ended it: gives the connection back and answers
-     * true. A claim with a statement in progress is not idle, so the database has not ended it for that: left alone,
-     * without waiting for the statement.
+     * A lease past its latest statement's answer with no word from its caller, the database has ended it: gives the
+     * connection back and answers true. A claim with a statement in progress is not idle, so the database has not
+     * ended it for that: left alone, without waiting for the statement.
      */
     boolean abortIfAbandoned() {
         if (!lock.tryLock()) {
             return false;
         }
         try {
-            if (ended || System.nanoTime() - deadlineNanos <= 0) {
+            if (ended || System.nanoTime() - surelyEndedNanos <= 0) {
                 return false;
             }
             abortLocked();

@@ -194,7 +194,7 @@ final class PostgresOutboxStore implements OutboxStore {
             }
             claimed.sort(Comparator.comparingLong(ClaimedDelivery::sequence));
             held.put(token, new HeldClaim(handle, claimed.stream().map(ClaimedDelivery::eventId).toList(),
-                    request.leaseLength(), countdownFrom.getAsLong()));
+                    request.leaseLength(), countdownFrom.getAsLong(), System.nanoTime()));
             return new ClaimBatch(token, claimed, holdsBack(request, claimed.size(), holdsBack || parkedAny));
         } catch (RuntimeException | Error e) {
             try {
