@@ -33,9 +33,10 @@ final class HeldClaim {
     private final Set<UUID> unresolved;
     private Duration leaseLength;
     /**
-     * The database's idle countdown starts when a statement ends, somewhere between its send and its answer. The
-     * earliest end of the claim counts from the send (what the claim may still promise); the time by which an idle
-     * claim has surely ended counts from the answer (when the store may give its connection back).
+     * The database's idle countdown starts when a statement ends, somewhere between its send and its answer. Counted
+     * from the send, the earliest the database may end an idle claim (a wake-up hint, {@link #remaining()}); counted
+     * from the answer, when an idle claim has ended, give or take the server's timer (when the sweep may give its
+     * connection back). What the engine promises rests on its own lease clock, not on either.
      */
     private volatile long deadlineNanos;
     private volatile long surelyEndedNanos;
@@ -148,8 +149,10 @@ final class HeldClaim {
     }
 
     /**
-     * How long until the database ends this claim on its own if nothing is said on its connection. While a statement
-     * of the claim runs, the countdown of the one before (the database's is stopped then: it counts idle time only).
+     * How long until the database may, at the earliest, end this claim on its own if nothing is said on its
+     * connection: a wake-up hint. While a statement of the claim runs, the countdown of the one before (the database's
+     * is stopped then: it counts idle time only), so after a statement longer than the lease it is zero while the
+     * claim may live one more lease.
      */
     Duration remaining() {
         return Duration.ofNanos(Math.max(0, deadlineNanos - System.nanoTime()));
