@@ -186,11 +186,11 @@ final class OutboxSql {
      * Ends the sessions of held claims that have waited on their relay in the middle of a statement for longer than
      * their own lease: active, waiting to read the rest of a statement (its Parse came, its Sync did not: a network
      * that failed mid-statement while something still acknowledges) or, for {@link #STALLED_SENDING_LEASES} leases
-     * since the statement began, to send a result, in a transaction marked by
-     * {@link #HELD_CLAIM_LOCK_KEY}, whose second key is that claim's lease; in this database only. Neither the idle timeout nor, with nothing
-     * left unacknowledged, a TCP timeout ends such a session, and its rows are invisible to the claims that skip
-     * locked rows: so every held claim looks, the empty claims of an idle relay too. Only sessions it may see and
-     * end: of roles whose privileges this claim's role has, or any with pg_read_all_stats and pg_signal_backend
+     * since the statement began, to send a result, in a transaction marked by {@link #HELD_CLAIM_LOCK_KEY}, whose
+     * second key is that claim's lease; in this database only. Neither the idle timeout nor, with nothing left
+     * unacknowledged, a TCP timeout ends such a session, and its rows are invisible to the claims that skip locked
+     * rows: so every held claim looks, the empty claims of an idle relay too. Only sessions it may see and end: of
+     * roles whose privileges this claim's role has, or any with pg_read_all_stats and pg_signal_backend
      * (relays that log in as one role and act as another need those); never a superuser's unless it is one. A claim
      * must never fail for it. pg_locks is read only for a session that matched the rest (a scalar subquery is
      * never made a join); pg_stat_activity costs about 25 microseconds with 100 connections.
