@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.IntSupplier;
 import java.util.function.Predicate;
 import java.util.function.ToIntFunction;
 import org.jdbi.v3.core.Handle;
@@ -63,12 +64,7 @@ final class HeldClaim {
      * @return how many of the rows this claim held; 0 when it was lost
      */
     int resolve(Collection<UUID> eventIds, ToIntFunction<List<UUID>> write) {
-        lock.lock();
-        try {
-            return resolveLocked(eventIds, write);
-        } finally {
-            lock.unlock();
-        }
+        return underLock(() -> resolveLocked(eventIds, write));
     }
 
     private int resolveLocked(Collection<UUID> eventIds, ToIntFunction<List<UUID>> write) {
@@ -107,9 +103,14 @@ final class HeldClaim {
 
     /** Restarts the idle timer with a new lease length; answers how many rows the claim still holds. */
     int renew(Duration leaseLength, Runnable restartTimer) {
+        return underLock(() -> renewLocked(leaseLength, restartTimer));
+    }
+
+    /** Runs one statement of this claim, waiting for any other in progress: one connection, one thread at a time. */
+    private int underLock(IntSupplier statement) {
         lock.lock();
         try {
-            return renewLocked(leaseLength, restartTimer);
+            return statement.getAsInt();
         } finally {
             lock.unlock();
         }
