@@ -168,6 +168,17 @@ final class Trial implements AutoCloseable {
                 .filter(id -> committedAt.getOrDefault(id, Long.MAX_VALUE) <= before).count();
     }
 
+    /** The distinct lease tokens of the rows {@code where} selects, as a PostgreSQL array literal ({@code {}} if none). */
+    String leaseTokens(String where) throws SQLException {
+        try (Connection connection = DriverManager.getConnection(jdbcUrl());
+             Statement statement = connection.createStatement();
+             ResultSet result = statement.executeQuery("SELECT coalesce(array_agg(DISTINCT lease_token)::text, '{}')"
+                     + " FROM public.queuebox_outbox WHERE lease_token IS NOT NULL AND " + where)) {
+            result.next();
+            return result.getString(1);
+        }
+    }
+
     long count(String where) throws SQLException {
         try (Connection connection = DriverManager.getConnection(jdbcUrl());
              Statement statement = connection.createStatement();
