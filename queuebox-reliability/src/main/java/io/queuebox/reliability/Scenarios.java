@@ -258,8 +258,8 @@ final class Scenarios {
     /**
      * 7: relay A publishes alone through a proxy that holds every chunk longer than the lease, and loses its
      * database while it waits for the confirms of a batch it claimed after the hold began, so it cannot renew;
-     * relay B claims the expired rows and delivers them. A's late outcome must be fenced (counted by {@code queuebox_lease_lost_rows_total}), and the copies it still
-     * sent are the duplicates this costs. Both relays write leases ({@code outbox.holdRowLocks: false}): this is the
+     * relay B claims the expired rows and delivers them. A's late outcome must be fenced (counted by
+     * {@code queuebox_lease_lost_rows_total}), and the copies it still sent are the duplicates this costs. Both relays write leases ({@code outbox.holdRowLocks: false}): this is the
      * expiry of a lease written on the rows; claims that hold row locks are freed by PostgreSQL ending the claim's
      * transaction (kill-9-held-locks, and the store's tests of a relay that stops answering or reading).
      */
