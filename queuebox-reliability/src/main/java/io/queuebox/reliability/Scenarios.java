@@ -259,9 +259,10 @@ final class Scenarios {
      * 7: relay A publishes alone through a proxy that holds every chunk longer than the lease, and loses its
      * database while it waits for the confirms of a batch it claimed after the hold began, so it cannot renew;
      * relay B claims the expired rows and delivers them. A's late outcome must be fenced (counted by
-     * {@code queuebox_lease_lost_rows_total}), and the copies it still sent are the duplicates this costs. Both relays write leases ({@code outbox.holdRowLocks: false}): this is the
-     * expiry of a lease written on the rows; claims that hold row locks are freed by PostgreSQL ending the claim's
-     * transaction (kill-9-held-locks, and the store's tests of a relay that stops answering or reading).
+     * {@code queuebox_lease_lost_rows_total}), and the copies it still sent are the duplicates this costs. Both relays
+     * write leases ({@code outbox.holdRowLocks: false}): this is the expiry of a lease written on the rows; claims that
+     * hold row locks are freed by PostgreSQL ending the claim's transaction (kill-9-held-locks, and the store's tests
+     * of a relay that stops answering or reading).
      */
     static Trial.Outcome leaseExpiry(Bed bed, Form form) throws Exception {
         try (Trial trial = new Trial(bed, "lease-expiry", "rabbitmq")) {
@@ -278,9 +279,10 @@ final class Scenarios {
             trial.produce(workload(form.transactionsPerSecond(), 8));
             Thread.sleep(form.steady().toMillis());
             brokerProxy.delay(BROKER_HOLD);
-            // A batch A claimed before the delay is confirmed within BROKER_HOLD, while A's database is cut below, and an
-            // outcome that fails there fences nothing (CI of 14aab77). The cut waits for a claim made since: its publish
-            // and its confirms are each held, so its outcome comes after the restore, against the lease B took.
+            // A batch A claimed before the delay is confirmed within BROKER_HOLD, while A's database is cut below,
+            // and an outcome that fails there fences nothing (CI of 14aab77). The cut waits for a claim made since:
+            // its publish and its confirms are each held, so its outcome comes after the restore, against the lease
+            // B took.
             String claimedBefore = trial.leaseTokens("lease_owner = '" + slow.name() + "'");
             long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
             while (trial.count("status = 'pending' AND lease_owner = '" + slow.name() + "' AND lease_until > now()"
@@ -295,7 +297,7 @@ final class Scenarios {
             RelayProcess other = trial.startRelay(Map.of("outbox.leaseMs", "3000", "outbox.holdRowLocks", "false"));
             Thread.sleep(8000); // A's lease (3 s) runs out unrenewed; B claims and delivers those rows
             databaseProxy.restore();
-            Thread.sleep(12_000); // A's confirms arrive (2 x BROKER_HOLD after its claim); its outcome hits a lease it lost
+            Thread.sleep(12_000); // A's confirms come 2 x BROKER_HOLD after its claim; its outcome meets a lost lease
             brokerProxy.delay(Duration.ZERO);
             trial.faultEnded();
             Thread.sleep(form.steady().toMillis());

@@ -170,21 +170,22 @@ final class Trial implements AutoCloseable {
 
     /** The distinct lease tokens of the rows {@code where} selects, as a PostgreSQL array literal ({@code {}} if none). */
     String leaseTokens(String where) throws SQLException {
-        try (Connection connection = DriverManager.getConnection(jdbcUrl());
-             Statement statement = connection.createStatement();
-             ResultSet result = statement.executeQuery("SELECT coalesce(array_agg(DISTINCT lease_token)::text, '{}')"
-                     + " FROM public.queuebox_outbox WHERE lease_token IS NOT NULL AND " + where)) {
-            result.next();
-            return result.getString(1);
-        }
+        return outboxValue("coalesce(array_agg(DISTINCT lease_token)::text, '{}')",
+                "lease_token IS NOT NULL AND " + where, String.class);
     }
 
     long count(String where) throws SQLException {
+        return outboxValue("count(*)", where, Long.class);
+    }
+
+    /** One value computed over the outbox rows {@code where} selects, on a connection of its own. */
+    private <T> T outboxValue(String expression, String where, Class<T> type) throws SQLException {
         try (Connection connection = DriverManager.getConnection(jdbcUrl());
              Statement statement = connection.createStatement();
-             ResultSet result = statement.executeQuery("SELECT count(*) FROM public.queuebox_outbox WHERE " + where)) {
+             ResultSet result = statement.executeQuery(
+                     "SELECT " + expression + " FROM public.queuebox_outbox WHERE " + where)) {
             result.next();
-            return result.getLong(1);
+            return result.getObject(1, type);
         }
     }
 
